@@ -1,0 +1,1 @@
+"""Subcommands of ``tempbench`` that belong to the evaluation side."""

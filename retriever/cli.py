@@ -1,0 +1,106 @@
+"""The ``tempbench`` command: one entry point, one module per subcommand.
+
+Each subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int``.
+Only the module of the chosen subcommand is imported, so ``tempbench --help``
+and every command start quickly.
+
+Exit codes: 0 success, 2 user error (bad input or arguments), 1 internal error
+(``--debug`` shows its traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from retriever.errors import TempbenchError
+
+# name -> (module, one-line help). Order is the order shown by --help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "reproduce": ("eval.commands.reproduce", "run the four paper configurations, score, audit, diff and write a report"),
+    "sample": ("retriever.commands.sample", "generate the TempBench-like stand-in data (SPEC §5)"),
+    "build-benchmark": ("retriever.commands.build_benchmark", "build a TempBench-style benchmark from any TGB edge list"),
+    "index": ("retriever.commands.index", "build (or load from cache) the KG arrays and the BM25 index"),
+    "labels": ("retriever.commands.labels", "harvest entity/relation labels from the benchmark files"),
+    "run": ("retriever.commands.run", "run the reference retriever and write a run file (SPEC §6.1)"),
+    "score": ("eval.commands.score", "score a run: TRP/CCR, negatives, rank metrics, ties, intervals (SPEC §3)"),
+    "score-answers": ("eval.commands.score_answers", "answer EM/F1, overall and without the interval slice (SPEC §3.6)"),
+    "compare": ("eval.commands.compare", "paired comparison of two runs on the same questions (SPEC §3.7)"),
+    "export-trec": ("eval.commands.export_trec", "write a run as a TREC run file plus qrels"),
+    "audit": ("eval.commands.audit", "recompute the dataset card's claims from data (SPEC §4)"),
+    "diff": ("eval.commands.diff", "diff a run against published baselines or another run (SPEC §6.3)"),
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tempbench-repro")
+    except PackageNotFoundError:  # running from a source tree without install
+        return "0+unknown"
+
+
+def build_parser(selected: str | None) -> argparse.ArgumentParser:
+    """Parser with every subcommand listed; only ``selected`` gets its options."""
+    parser = argparse.ArgumentParser(
+        prog="tempbench",
+        description=(
+            "Reproduce the TempBench BFS+BM25 reference retriever and its TRP/CCR "
+            "evaluation from the TGB tkgl-smallpedia edge list. Every command runs on "
+            "the generated stand-in data unless given --data DIR."
+        ),
+        epilog="Run 'tempbench COMMAND --help' for the options of one command.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        child = sub.add_parser(name, help=help_text, description=help_text)
+        child.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show full tracebacks on errors")
+        if name == selected:
+            importlib.import_module(module_name).add_arguments(child)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point; returns the process exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    selected = next((a for a in args_list if not a.startswith("-")), None)
+    if selected not in COMMANDS:
+        selected = None
+    parser = build_parser(selected)
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    debug = bool(getattr(args, "debug", False))
+    try:
+        module = importlib.import_module(COMMANDS[args.command][0])
+        code = module.run(args)
+        return int(code or 0)
+    except TempbenchError as exc:
+        if debug:
+            raise
+        print(f"tempbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tempbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last line of defence, reported as a bug
+        if debug:
+            raise
+        print(
+            f"tempbench {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug; rerun with --debug for the traceback and report it.",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Progress bars that stay quiet when the output is not a terminal."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def progress(items: Iterable[T], total: int | None = None, description: str = "", enabled: bool | None = None) -> Iterator[T]:
+    """Yield ``items`` with a rich progress bar on stderr when it is a terminal.
+
+    ``enabled=None`` shows the bar only on an interactive stderr, so logs and CI
+    output carry no control characters.
+    """
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        yield from items
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        for item in items:
+            yield item
+            bar.advance(task)
