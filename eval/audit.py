@@ -1,0 +1,629 @@
+"""The audit: the dataset card's claims recomputed from the user's files (SPEC §4).
+
+The claims, their published values and tolerances live in
+``configs/paper_numbers.toml``; each names a function of :data:`COMPUTE` and its
+parameters. A function receives an :class:`AuditContext` (which loads the
+benchmark, flags, index, runs and scores lazily, once) and returns a
+:class:`Value` or raises :class:`NotComputable` with the reason.
+
+Definitions the card leaves open (our readings, also in ``data/README.md``):
+
+- *answer year*: an answer (or any alias of a list answer) that is an integer
+  literal, optionally followed by ``.0``; the leak holds when it equals
+  ``float(t_query)``.
+- *text contains the query year*: the decimal year of a whole-number
+  ``t_query`` occurs in the question not adjacent to another digit.
+- *replaced hop / replacement*: as in SPEC §3.3 (exactly one triple of
+  ``S_star`` missing from the variant and one of the variant missing from
+  ``S_star``, compared on ``s, r, o, t_start, t_end`` in the space both carry).
+- *BM25 of a triple*: the score of its KG document (any row with that
+  ``(s, r, o)``: the time is not indexed, SPEC §2.1) for the question text.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from eval.verdict import delta, tolerances_from_toml, verdict
+from retriever.errors import ConfigError, MissingDataError
+
+CONFIGS = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
+
+
+class NotComputable(Exception):
+    """A claim cannot be recomputed from the files given (the reason is the message)."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """A reproduced value, with an optional denominator and remark."""
+
+    value: Any
+    of: int | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of ``configs/paper_numbers.toml``."""
+
+    id: str
+    section: str
+    group: str
+    what: str
+    paper: Any
+    kind: str
+    compute: str
+    params: dict[str, Any]
+    command: str
+    paper_of: int | None = None
+    note: str | None = None
+    tolerance: dict[str, float] = field(default_factory=dict)
+
+
+def _toml_load(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise MissingDataError(f"paper numbers file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def paper_numbers_path() -> Path:
+    """The shipped ``paper_numbers.toml``."""
+    from retriever.paths import shipped_configs_dir
+
+    return shipped_configs_dir() / "paper_numbers.toml"
+
+
+def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, dict[str, float]]]:
+    """Read the claims and the tolerance classes; validate every row."""
+    p = Path(path) if path is not None else paper_numbers_path()
+    data = _toml_load(p)
+    try:
+        tolerances = tolerances_from_toml(data.get("tolerance"))
+    except ValueError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
+    claims = []
+    seen: set[str] = set()
+    required = ("id", "section", "group", "what", "paper", "kind", "compute", "command")
+    for i, row in enumerate(data.get("claim", []), start=1):
+        missing = [k for k in required if k not in row]
+        if missing:
+            raise ConfigError(f"{p}: claim #{i} lacks {', '.join(missing)}")
+        if row["id"] in seen:
+            raise ConfigError(f"{p}: claim id {row['id']!r} appears twice")
+        seen.add(row["id"])
+        if row["kind"] not in tolerances:
+            raise ConfigError(f"{p}: claim {row['id']!r} has kind {row['kind']!r} (expected one of {', '.join(tolerances)})")
+        if row["compute"] not in COMPUTE:
+            raise ConfigError(f"{p}: claim {row['id']!r} names compute {row['compute']!r} (known: {', '.join(sorted(COMPUTE))})")
+        claims.append(Claim(
+            id=row["id"], section=str(row["section"]), group=row["group"], what=row["what"], paper=row["paper"],
+            kind=row["kind"], compute=row["compute"], params=dict(row.get("params", {})), command=row["command"],
+            paper_of=row.get("paper_of"), note=row.get("note"), tolerance=dict(row.get("tolerance", {})),
+        ))
+    return claims, tolerances
+
+
+# --------------------------------------------------------------------------- context
+
+
+class AuditContext:
+    """Lazily loaded inputs of the audit.
+
+    Parameters
+    ----------
+    data:
+        :class:`retriever.paths.DataPaths`.
+    runs_dir:
+        Directory with ``<config>.jsonl`` run files to use when present; the
+        configurations without one are run in memory on ``split``.
+    split:
+        The split of the retrieval claims (``test``).
+    cache_dir:
+        Index cache directory.
+    scores:
+        Already computed score objects by configuration (reused, not recomputed).
+    """
+
+    def __init__(self, data: Any, runs_dir: str | Path | None = None, split: str = "test",
+                 cache_dir: str | Path | None = None, scores: Mapping[str, Any] | None = None,
+                 index: Any = None) -> None:
+        self.data = data
+        self.runs_dir = Path(runs_dir) if runs_dir is not None else None
+        self.split = split
+        self.cache_dir = cache_dir
+        self._scores: dict[str, Any] = dict(scores or {})
+        self._runs: dict[str, dict[str, Any]] = {}
+        self._index = index
+        self.run_sources: dict[str, str] = {}
+
+    @cached_property
+    def questions(self) -> list[dict[str, Any]]:
+        from retriever.benchmark import load_benchmark
+
+        self.data.require("benchmark")
+        return load_benchmark(self.data.benchmark, self.data.benchmark_ids)
+
+    @cached_property
+    def flags(self) -> dict[str, dict[str, bool]] | None:
+        from retriever.benchmark import load_flags
+
+        if self.data.flags is None or not Path(self.data.flags).exists():
+            return None
+        return load_flags(self.data.flags)
+
+    def require_flags(self) -> dict[str, dict[str, bool]]:
+        if self.flags is None:
+            raise NotComputable("functional_negatives.jsonl not found (give --flags)")
+        return self.flags
+
+    @property
+    def index(self) -> Any:
+        if self._index is None:
+            from retriever.index import load_index
+            from retriever.paths import default_index_cache
+
+            self.data.require("kg")
+            cache = Path(self.cache_dir) if self.cache_dir is not None else default_index_cache()
+            self._index = load_index(self.data.kg, self.data.labels, benchmark_dir=self.data.benchmark.parent, cache_dir=cache)
+        return self._index
+
+    def split_questions(self, split: str) -> list[dict[str, Any]]:
+        return list(self.questions) if split == "all" else [q for q in self.questions if q.get("split") == split]
+
+    def run(self, config: str) -> dict[str, Any]:
+        """``{question id: record}`` of a configuration: from ``runs_dir`` or run now."""
+        if config not in self._runs:
+            path = self.runs_dir / f"{config}.jsonl" if self.runs_dir is not None else None
+            if path is not None and path.exists():
+                from eval.runs import read_run
+
+                self._runs[config] = read_run(path)
+                self.run_sources[config] = str(path)
+            else:
+                from retriever.config import load_config
+                from retriever.pipeline import Retriever
+
+                retriever = Retriever(self.index, load_config(config))
+                self._runs[config] = {q["id"]: retriever.retrieve(q) for q in self.split_questions(self.split)}
+                self.run_sources[config] = f"in memory ({self.split} split)"
+        return self._runs[config]
+
+    def scores(self, config: str) -> dict[str, Any]:
+        """SPEC §6.2 score object of a configuration on the audit split."""
+        if config not in self._scores:
+            from eval.scoring import score_run
+
+            self._scores[config] = score_run(self.run(config), self.questions, self.flags, split=self.split)
+        return self._scores[config]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+_INT_LITERAL = re.compile(r"^\s*(-?\d+)(?:\.0*)?\s*$")
+
+
+def answer_years(answer: Any) -> list[int]:
+    """Years an answer states: integer literals (``"1994"``, ``1994``, ``"1994.0"``), any alias of a list."""
+    values = answer if isinstance(answer, (list, tuple)) else [answer]
+    years = []
+    for value in values:
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int):
+            years.append(value)
+        elif isinstance(value, float) and value.is_integer():
+            years.append(int(value))
+        elif isinstance(value, str):
+            m = _INT_LITERAL.match(value)
+            if m:
+                years.append(int(m.group(1)))
+    return years
+
+
+def tquery_is_answer(question: Mapping[str, Any]) -> bool:
+    """The leak test: an answer year equals ``float(t_query)``."""
+    tq = float(question["t_query"])
+    return any(float(y) == tq for y in answer_years(question.get("answer")))
+
+
+def whole_year(tq: Any) -> int | None:
+    f = float(tq)
+    return int(f) if f.is_integer() else None
+
+
+def text_has_year(text: str, year: int) -> bool:
+    """The decimal ``year`` occurs in ``text`` not adjacent to another digit."""
+    return re.search(rf"(?<!\d){year}(?!\d)", text) is not None
+
+
+def replacement_pair(question: Mapping[str, Any], variant: str) -> tuple[dict, dict] | None:
+    """``(replaced gold hop, replacement)`` for ``S_stale``/``S_dist`` (SPEC §3.3), or ``None``.
+
+    Uses :func:`eval.negatives.replaced_pair` (ids preferred when both sides
+    carry them); ``None`` when not exactly one triple differs. Each triple is
+    returned as a dict with ``t_start``, ``t_end`` and the keys of every space
+    it carries.
+    """
+    from eval.negatives import replaced_pair
+
+    pair = replaced_pair(question, variant, "id")
+    if pair is None:
+        return None
+    out = []
+    for gt in pair:
+        d: dict[str, Any] = {"t_start": gt.t_start, "t_end": gt.t_end}
+        for space, srot in gt.keys.items():
+            names = ("s_id", "r_id", "o_id") if space == "id" else ("s", "r", "o")
+            d.update(zip(names, srot, strict=True))
+        out.append(d)
+    return out[0], out[1]
+
+
+def valid_at(triple: Mapping[str, Any], tq: float) -> bool:
+    """``t_start <= tq <= t_end`` as floats (SPEC §2.4)."""
+    return float(triple["t_start"]) <= tq <= float(triple["t_end"])
+
+
+class TripleDocs:
+    """Map a benchmark triple to the BM25 document of its ``(s, r, o)`` (any KG row).
+
+    Built once per audit with numpy: one int64 key per KG row.
+    """
+
+    def __init__(self, index: Any) -> None:
+        import numpy as np
+
+        kg = index.kg
+        self.kg = kg
+        self.n_ent = max(kg.n_entities, 1)
+        self.n_rel = max(kg.n_relations, 1)
+        keys = (kg.head.astype(np.int64) * self.n_rel + kg.relation.astype(np.int64)) * self.n_ent + kg.tail.astype(np.int64)
+        self.keys, self.rows = np.unique(keys, return_index=True)
+        # Label -> first entity / relation in load order (as the oracle's fallback).
+        self.ent_by_label: dict[str, int] = {}
+        for i, lab in enumerate(index.entity_labels):
+            self.ent_by_label.setdefault(lab, i)
+        self.rel_by_label: dict[str, int] = {}
+        for i, lab in enumerate(index.relation_labels):
+            self.rel_by_label.setdefault(lab, i)
+
+    def row_of(self, triple: Mapping[str, Any]) -> int | None:
+        """A KG row with the triple's ``(s, r, o)``, or ``None`` when the KG has none."""
+        import numpy as np
+
+        if all(k in triple for k in ("s_id", "r_id", "o_id")):
+            h = self.kg.entity_index.get(str(triple["s_id"]))
+            r = self.kg.relation_index.get(str(triple["r_id"]))
+            t = self.kg.entity_index.get(str(triple["o_id"]))
+        else:
+            h = self.ent_by_label.get(str(triple["s"]))
+            r = self.rel_by_label.get(str(triple["r"]))
+            t = self.ent_by_label.get(str(triple["o"]))
+        if h is None or r is None or t is None:
+            return None
+        key = (h * self.n_rel + r) * self.n_ent + t
+        pos = int(np.searchsorted(self.keys, key))
+        if pos < len(self.keys) and int(self.keys[pos]) == key:
+            return int(self.rows[pos])
+        return None
+
+
+# --------------------------------------------------------------------------- computations
+
+
+def split_questions(ctx: AuditContext, split: str) -> Value:
+    return Value(len(ctx.split_questions(split)))
+
+
+def split_interval(ctx: AuditContext, split: str) -> Value:
+    qs = ctx.split_questions(split)
+    return Value(sum(q.get("operator_type") == "interval" for q in qs), of=len(qs))
+
+
+def split_interval_share(ctx: AuditContext, split: str) -> Value:
+    qs = ctx.split_questions(split)
+    if not qs:
+        raise NotComputable(f"no {split} questions")
+    return Value(sum(q.get("operator_type") == "interval" for q in qs) / len(qs))
+
+
+def _operator_set(ctx: AuditContext, operator: str) -> list[dict[str, Any]]:
+    if operator == "other":
+        return [q for q in ctx.questions if q.get("operator_type") != "interval"]
+    return [q for q in ctx.questions if q.get("operator_type") == operator]
+
+
+def leak_interval_count(ctx: AuditContext) -> Value:
+    qs = _operator_set(ctx, "interval")
+    return Value(sum(tquery_is_answer(q) for q in qs), of=len(qs))
+
+
+def leak_rate(ctx: AuditContext, operator: str) -> Value:
+    qs = _operator_set(ctx, operator)
+    if not qs:
+        raise NotComputable(f"no {operator} questions")
+    hits = sum(tquery_is_answer(q) for q in qs)
+    return Value(hits / len(qs), note=f"{hits} of {len(qs)}")
+
+
+def text_contains_year(ctx: AuditContext) -> Value:
+    qs = _operator_set(ctx, "interval")
+    n = 0
+    for q in qs:
+        year = whole_year(q["t_query"])
+        if year is not None and text_has_year(str(q.get("question", "")), year):
+            n += 1
+    return Value(n, of=len(qs))
+
+
+def _functional_pairs(ctx: AuditContext, split: str, variant: str, flag: str) -> tuple[list[tuple[dict, dict, dict]], int]:
+    """Evaluable ``(question, replaced hop, replacement)`` of flagged questions, and the flagged count."""
+    flags = ctx.require_flags()
+    pairs = []
+    flagged = 0
+    for q in ctx.split_questions(split):
+        if not flags.get(q["id"], {}).get(flag, False):
+            continue
+        flagged += 1
+        pair = replacement_pair(q, variant)
+        if pair is not None:
+            pairs.append((q, pair[0], pair[1]))
+    return pairs, flagged
+
+
+def _evaluable_note(pairs: list, flagged: int) -> str | None:
+    return None if len(pairs) == flagged else f"{flagged - len(pairs)} flagged question(s) not evaluable (not exactly one triple differs)"
+
+
+def stale_functional(ctx: AuditContext, split: str) -> Value:
+    pairs, flagged = _functional_pairs(ctx, split, "S_stale", "stale_functional")
+    return Value(flagged, note=_evaluable_note(pairs, flagged))
+
+
+def stale_valid(ctx: AuditContext, split: str) -> Value:
+    pairs, flagged = _functional_pairs(ctx, split, "S_stale", "stale_functional")
+    n = sum(valid_at(new, float(q["t_query"])) for q, _, new in pairs)
+    return Value(n, of=len(pairs), note=_evaluable_note(pairs, flagged))
+
+
+def _pair_scores(ctx: AuditContext, pairs: list[tuple[dict, dict, dict]]) -> tuple[list[tuple[float, float]], int]:
+    """BM25 (question text) of the gold hop and its replacement; pairs outside the KG are skipped."""
+    docs = TripleDocs(ctx.index)
+    out = []
+    skipped = 0
+    for q, gold, new in pairs:
+        rg, rn = docs.row_of(gold), docs.row_of(new)
+        if rg is None or rn is None:
+            skipped += 1
+            continue
+        scores = ctx.index.bm25.score(str(q.get("question", "")), [rg, rn])
+        out.append((float(scores[0]), float(scores[1])))
+    return out, skipped
+
+
+def stale_ties(ctx: AuditContext, split: str) -> Value:
+    pairs, _ = _functional_pairs(ctx, split, "S_stale", "stale_functional")
+    scored, skipped = _pair_scores(ctx, pairs)
+    note = f"{skipped} pair(s) with a triple not in the KG skipped" if skipped else None
+    return Value(sum(g == s for g, s in scored), of=len(scored), note=note)
+
+
+def dist_compare(ctx: AuditContext, split: str, outcome: str) -> Value:
+    pairs, _ = _functional_pairs(ctx, split, "S_dist", "dist_functional")
+    scored, skipped = _pair_scores(ctx, pairs)
+    note = f"{skipped} pair(s) with a triple not in the KG skipped" if skipped else None
+    n = len(scored)
+    higher = sum(g > d for g, d in scored)
+    lower = sum(g < d for g, d in scored)
+    tie = n - higher - lower
+    if outcome == "pairs":
+        return Value(n, note=note)
+    counts = {"higher": higher, "lower": lower, "tie": tie}
+    if outcome in counts:
+        return Value(counts[outcome], of=n, note=note)
+    if outcome.endswith("_share"):
+        if n == 0:
+            raise NotComputable("no evaluable functional distractor pairs")
+        return Value(counts[outcome.removesuffix("_share")] / n, note=note)
+    if outcome == "wins_nonties":
+        if higher + lower == 0:
+            raise NotComputable("no untied distractor pairs")
+        return Value(higher / (higher + lower), note=f"{higher} of {higher + lower} non-tied pairs")
+    raise ConfigError(f"dist_compare: unknown outcome {outcome!r}")
+
+
+def dist_invalid(ctx: AuditContext, split: str) -> Value:
+    pairs, flagged = _functional_pairs(ctx, split, "S_dist", "dist_functional")
+    if not pairs:
+        raise NotComputable("no evaluable functional distractor pairs")
+    invalid = sum(not valid_at(new, float(q["t_query"])) for q, _, new in pairs)
+    return Value(invalid / len(pairs), note=f"{invalid} of {len(pairs)}")
+
+
+def bm25_documents(ctx: AuditContext) -> Value:
+    return Value(int(ctx.index.bm25.N))
+
+
+def anchor_recall(ctx: AuditContext, config: str, gold: str) -> Value:
+    linked, oracle = ctx.run(config), ctx.run(gold)
+    n = hit = 0
+    for qid, rec in oracle.items():
+        gold_id = (rec.get("anchor") or {}).get("id")
+        if gold_id is None or qid not in linked:
+            continue
+        n += 1
+        hit += (linked[qid].get("anchor") or {}).get("id") == gold_id
+    if n == 0:
+        raise NotComputable("no question with a gold anchor in the runs")
+    return Value(hit / n, note=f"{hit} of {n}")
+
+
+def slice_metric(ctx: AuditContext, config: str, field: str, value: str, metric: str) -> Value:
+    agg = ctx.scores(config)["trp_ccr"]
+    per = agg.get(f"by_{field}", {})
+    if value not in per:
+        raise NotComputable(f"no {field}={value} questions in the {ctx.split} split")
+    return Value(per[value][metric], note=f"n={per[value]['n']}")
+
+
+def slice_metric_range(ctx: AuditContext, config: str, field: str, exclude: str, metric: str) -> Value:
+    per = ctx.scores(config)["trp_ccr"].get(f"by_{field}", {})
+    vals = {k: v[metric] for k, v in per.items() if k != exclude}
+    if not vals:
+        raise NotComputable(f"no {field} other than {exclude} in the {ctx.split} split")
+    return Value([min(vals.values()), max(vals.values())], note=", ".join(f"{k} {v:.3f}" for k, v in vals.items()))
+
+
+def negative_rate(ctx: AuditContext, config: str, name: str) -> Value:
+    neg = ctx.scores(config).get("negatives") or {}
+    entry = neg.get(name)
+    if not isinstance(entry, dict) or entry.get("rate") is None:
+        raise NotComputable(f"negative rate {name!r} not available ({'no flags' if ctx.flags is None else 'no evaluable questions'})")
+    return Value(entry["rate"], note=f"n={entry.get('n')}")
+
+
+def copy_tquery_predictions(questions: Sequence[Mapping[str, Any]]) -> dict[Any, str]:
+    """The no-retrieval baseline: answer the year of ``t_query`` (its float text when not whole)."""
+    out = {}
+    for q in questions:
+        year = whole_year(q["t_query"])
+        out[q["id"]] = str(year) if year is not None else repr(float(q["t_query"]))
+    return out
+
+
+def copy_tquery_em(ctx: AuditContext, split: str, operator: str) -> Value:
+    from eval.answers import exact_match, gold_aliases
+
+    qs = [q for q in ctx.split_questions(split) if q.get("operator_type") == operator]
+    if not qs:
+        raise NotComputable(f"no {operator} questions in the {split} split")
+    preds = copy_tquery_predictions(qs)
+    hits = sum(exact_match(preds[q["id"]], gold_aliases(q)) for q in qs)
+    return Value(hits / len(qs), note=f"{hits} of {len(qs)}")
+
+
+COMPUTE: dict[str, Callable[..., Value]] = {
+    "split_questions": split_questions,
+    "split_interval": split_interval,
+    "split_interval_share": split_interval_share,
+    "leak_interval_count": leak_interval_count,
+    "leak_rate": leak_rate,
+    "text_contains_year": text_contains_year,
+    "stale_functional": stale_functional,
+    "stale_valid": stale_valid,
+    "stale_ties": stale_ties,
+    "dist_compare": dist_compare,
+    "dist_invalid": dist_invalid,
+    "bm25_documents": bm25_documents,
+    "anchor_recall": anchor_recall,
+    "slice_metric": slice_metric,
+    "slice_metric_range": slice_metric_range,
+    "negative_rate": negative_rate,
+    "copy_tquery_em": copy_tquery_em,
+}
+
+
+# --------------------------------------------------------------------------- the audit
+
+
+def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
+              tolerances: Mapping[str, Mapping[str, float]] | None = None,
+              select: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Recompute every claim (or those whose id starts with one of ``select``).
+
+    Returns
+    -------
+    list of dict
+        One row per claim: ``id, section, group, what, kind, paper, paper_of,
+        reproduced, of, delta, verdict, note, reason, command``.
+    """
+    if claims is None:
+        claims, tolerances = load_claims()
+    tolerances = tolerances or {}
+    rows = []
+    for claim in claims:
+        if select and not any(claim.id.startswith(s) for s in select):
+            continue
+        reason = None
+        try:
+            got = COMPUTE[claim.compute](ctx, **claim.params)
+        except NotComputable as exc:
+            got, reason = None, str(exc)
+        except TypeError as exc:  # wrong params in the TOML: a config problem, said so
+            raise ConfigError(f"claim {claim.id!r}: bad params {claim.params}: {exc}") from None
+        reproduced = None if got is None else got.value
+        tol = {**tolerances.get(claim.kind, {}), **claim.tolerance}
+        notes = [n for n in (claim.note, None if got is None else got.note) if n]
+        rows.append({
+            "id": claim.id,
+            "section": claim.section,
+            "group": claim.group,
+            "what": claim.what,
+            "kind": claim.kind,
+            "paper": claim.paper,
+            "paper_of": claim.paper_of,
+            "reproduced": reproduced,
+            "of": None if got is None else got.of,
+            "delta": delta(claim.paper, reproduced, claim.kind),
+            "verdict": verdict(claim.paper, reproduced, claim.kind, tol),
+            "note": "; ".join(notes) if notes else None,
+            "reason": reason,
+            "command": claim.command,
+        })
+    return rows
+
+
+def _decimals(value: Any) -> int:
+    text = repr(float(value))
+    return max(3, len(text.split(".")[1])) if "." in text and "e" not in text else 3
+
+
+def format_value(value: Any, kind: str, of: int | None = None, like: Any = None) -> str:
+    """Render a paper or reproduced value for a table."""
+    if value is None:
+        return "-"
+    if kind == "range":
+        return f"{value[0]:.3f}-{value[1]:.3f}"
+    if kind == "count":
+        text = f"{int(value):,}"
+        return text if of is None else f"{text} of {int(of):,}"
+    return f"{float(value):.{_decimals(like if like is not None else value)}f}"
+
+
+def format_delta(d: Any, kind: str) -> str:
+    if d is None:
+        return "-"
+    if kind == "count":
+        return f"{int(d):+,}"
+    return f"{d:+.3f}" if abs(d) >= 0.0005 or d == 0 else f"{d:+.4f}"
+
+
+def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """``claim | paper | reproduced | delta | verdict`` cells for printing."""
+    out = []
+    for r in rows:
+        reproduced = format_value(r["reproduced"], r["kind"], r["of"], like=r["paper"])
+        if r["reproduced"] is None and r["reason"]:
+            reproduced = f"- ({r['reason']})"
+        out.append([r["what"], format_value(r["paper"], r["kind"], r["paper_of"]), reproduced,
+                    format_delta(r["delta"], r["kind"]), r["verdict"]])
+    return out
+
+
+AUDIT_COLUMNS = ("claim", "paper", "reproduced", "delta", "verdict")

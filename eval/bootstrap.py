@@ -1,0 +1,141 @@
+"""Bootstrap intervals and paired tests over questions (SPEC §3.7).
+
+Every headline metric here is a ratio of sums over questions,
+``M = sum_q num_q / sum_q den_q`` (a macro mean has ``den_q`` = 1 for the
+questions it averages over, 0 for the others; TRP_micro has ``num = hits``,
+``den = n_ret``). A bootstrap replicate ``b`` draws ``n`` questions with
+replacement; with ``C[b, q]`` the number of times question ``q`` was drawn::
+
+    M_b = (C @ num)[b] / (C @ den)[b]
+
+so one count matrix, drawn once from a fixed seed, serves every metric, and the
+95% interval is the 2.5th and 97.5th percentile of ``M_b`` (percentile
+bootstrap). Replicates whose denominator is 0 take the metric's empty value
+(0.0 for the published TRP, NaN otherwise, then ignored).
+
+Paired comparison of runs A and B on the same questions: the bootstrap interval
+of ``M_A - M_B`` from the same count matrix, and a paired permutation test that
+swaps A and B per question with probability 1/2::
+
+    p = (1 + #{|delta_perm| >= |delta_obs|}) / (P + 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RatioMetric:
+    """``sum(num) / sum(den)``; ``empty`` when the denominator is 0."""
+
+    num: np.ndarray
+    den: np.ndarray
+    empty: float = float("nan")
+
+    def value(self) -> float | None:
+        total = float(np.sum(self.den))
+        if total == 0:
+            return None if np.isnan(self.empty) else self.empty
+        return float(np.sum(self.num)) / total
+
+
+def mean_metric(values: np.ndarray, empty: float = float("nan")) -> RatioMetric:
+    """Macro mean over the non-NaN entries of ``values``."""
+    values = np.asarray(values, dtype=np.float64)
+    mask = ~np.isnan(values)
+    return RatioMetric(np.where(mask, values, 0.0), mask.astype(np.float64), empty)
+
+
+def count_matrix(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """``(n_boot, n)`` resampling counts from ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    if n == 0 or n_boot == 0:
+        return np.zeros((n_boot, n))
+    idx = rng.integers(0, n, size=(n_boot, n))
+    flat = (idx + (np.arange(n_boot, dtype=np.int64) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+
+
+def _replicates(counts: np.ndarray, metrics: Mapping[str, RatioMetric]) -> dict[str, np.ndarray]:
+    if not metrics:
+        return {}
+    names = list(metrics)
+    num = np.stack([metrics[k].num for k in names], axis=1)
+    den = np.stack([metrics[k].den for k in names], axis=1)
+    top = counts @ num
+    bottom = counts @ den
+    empty = np.array([metrics[k].empty for k in names])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vals = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), empty[None, :])
+    return {k: vals[:, i] for i, k in enumerate(names)}
+
+
+def _interval(values: np.ndarray, level: float) -> list[float] | None:
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    alpha = (1.0 - level) / 2.0
+    low, high = np.percentile(values, [100 * alpha, 100 * (1 - alpha)])
+    return [float(low), float(high)]
+
+
+def bootstrap_ci(
+    metrics: Mapping[str, RatioMetric], n_boot: int = 1000, seed: int = 0, level: float = 0.95, counts: np.ndarray | None = None
+) -> dict[str, list[float] | None]:
+    """Percentile bootstrap interval per metric (all from one count matrix)."""
+    if not metrics:
+        return {}
+    n = len(next(iter(metrics.values())).num)
+    if counts is None:
+        counts = count_matrix(n, n_boot, seed)
+    reps = _replicates(counts, metrics)
+    return {k: _interval(v, level) for k, v in reps.items()}
+
+
+def paired_test(
+    a: Mapping[str, RatioMetric],
+    b: Mapping[str, RatioMetric],
+    n_boot: int = 1000,
+    n_perm: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, dict[str, float | list[float] | None]]:
+    """Per metric: ``a``, ``b``, ``delta = a - b``, bootstrap ``ci`` of delta, permutation ``p``."""
+    names = [k for k in a if k in b]
+    if not names:
+        return {}
+    n = len(a[names[0]].num)
+    counts = count_matrix(n, n_boot, seed)
+    rep_a = _replicates(counts, {k: a[k] for k in names})
+    rep_b = _replicates(counts, {k: b[k] for k in names})
+    rng = np.random.default_rng(seed + 1)
+    swap = rng.random((n_perm, n)) < 0.5 if n else np.zeros((n_perm, 0), dtype=bool)
+    swap_f = swap.astype(np.float64)
+    out: dict[str, dict[str, float | list[float] | None]] = {}
+    for k in names:
+        va, vb = a[k].value(), b[k].value()
+        delta = None if va is None or vb is None else va - vb
+        ci = _interval(rep_a[k] - rep_b[k], level)
+        p = None
+        if delta is not None and n:
+            # Swapping question q moves (num, den) of A to B and back.
+            d_num = b[k].num - a[k].num
+            d_den = b[k].den - a[k].den
+            num_a = a[k].num.sum() + swap_f @ d_num
+            den_a = a[k].den.sum() + swap_f @ d_den
+            num_b = b[k].num.sum() - swap_f @ d_num
+            den_b = b[k].den.sum() - swap_f @ d_den
+            empty = a[k].empty
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ma = np.where(den_a > 0, num_a / np.where(den_a > 0, den_a, 1), empty)
+                mb = np.where(den_b > 0, num_b / np.where(den_b > 0, den_b, 1), empty)
+            perm = ma - mb
+            ok = ~np.isnan(perm)
+            extreme = np.abs(perm[ok]) >= abs(delta) - 1e-12
+            p = float((1 + extreme.sum()) / (ok.sum() + 1))
+        out[k] = {"a": va, "b": vb, "delta": delta, "ci": ci, "p": p}
+    return out

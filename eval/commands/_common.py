@@ -1,0 +1,51 @@
+"""Shared pieces of the evaluation subcommands: loading data, printing tables."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from eval.trp_ccr import KEY_CHOICES
+
+
+def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``score`` and ``compare``."""
+    from retriever.paths import add_data_arguments
+
+    parser.add_argument("--split", choices=("train", "dev", "test"), help="score every benchmark question of this split; "
+                        "questions absent from the run count as empty retrievals (SPEC §3.2)")
+    parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")
+    parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates for the 95%% intervals (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_data_arguments(parser, kg=False)
+
+
+def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, dict[str, bool]] | None, Path | None]:
+    """Benchmark records (id spaces merged when ``benchmark.jsonl`` is beside it) and flags."""
+    from retriever.benchmark import load_benchmark, load_flags
+    from retriever.paths import data_from_args
+
+    paths = data_from_args(args)
+    paths.require("benchmark")
+    ids = paths.benchmark_ids if paths.benchmark_ids is not None and Path(paths.benchmark_ids) != Path(paths.benchmark) else None
+    questions = load_benchmark(paths.benchmark, ids_path=ids)
+    flags = None
+    if paths.flags is not None and Path(paths.flags).exists():
+        flags = load_flags(paths.flags)
+    elif getattr(args, "flags", None):
+        from retriever.errors import MissingDataError
+
+        raise MissingDataError(f"flags file not found: {args.flags}")
+    return questions, flags, paths.flags if flags is not None else None
+
+
+def check_boot(args: argparse.Namespace) -> None:
+    from retriever.errors import ConfigError
+
+    if args.boot < 1:
+        raise ConfigError(f"--boot must be at least 1, got {args.boot}")
+
+
+def ci_text(ci: list[float] | None) -> str:
+    return "-" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"

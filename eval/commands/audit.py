@@ -1,0 +1,77 @@
+"""``tempbench audit``: recompute the dataset card's claims from data (SPEC §4).
+
+Prints ``claim | paper | reproduced | delta | verdict`` for every claim of
+``configs/paper_numbers.toml``. Retrieval claims use ``--runs DIR/<config>.jsonl``
+when present and otherwise run the configuration in memory on ``--split``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``tempbench audit``."""
+    from retriever.paths import add_data_arguments
+
+    parser.add_argument("--runs", metavar="DIR", help="directory with <config>.jsonl run files (missing ones are run in memory)")
+    parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
+                        help="split of the retrieval claims (default: test, as the card)")
+    parser.add_argument("--claim", action="append", default=[], metavar="ID",
+                        help="only the claims whose id starts with ID (repeatable), e.g. --claim dist.")
+    parser.add_argument("--paper-numbers", metavar="TOML", help="claims file (default: the shipped configs/paper_numbers.toml)")
+    parser.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
+    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    add_data_arguments(parser)
+
+
+def audit_document(ctx: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON written by ``--json`` and by ``tempbench reproduce`` (``audit.json``)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return {
+        "data": None if ctx.data.root is None else str(ctx.data.root),
+        "split": ctx.split,
+        "run_sources": dict(ctx.run_sources),
+        "verdicts": counts,
+        "claims": rows,
+    }
+
+
+def print_audit(rows: list[dict[str, Any]], title: str) -> None:
+    """The audit table on stdout and a one-line verdict count on stderr."""
+    from eval.audit import AUDIT_COLUMNS, table_rows
+    from retriever.console import info, print_table
+
+    print_table(title, AUDIT_COLUMNS, table_rows(rows))
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    info("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Recompute and print every claim; exit 0 whatever the verdicts."""
+    from eval.audit import AuditContext, load_claims, run_audit
+    from retriever.atomic import write_json
+    from retriever.console import info
+    from retriever.errors import ConfigError
+    from retriever.paths import data_from_args
+
+    claims, tolerances = load_claims(args.paper_numbers)
+    if args.claim and not any(c.id.startswith(s) for c in claims for s in args.claim):
+        raise ConfigError(f"--claim {' '.join(args.claim)} matches no claim (ids: {', '.join(c.id for c in claims)})")
+    data = data_from_args(args)
+    ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir)
+    rows = run_audit(ctx, claims, tolerances, select=args.claim)
+    where = "generated sample" if data.root is None else str(data.root)
+    print_audit(rows, f"tempbench audit: the card's claims on {where}")
+    if ctx.run_sources:
+        info("runs: " + ", ".join(f"{k} <- {v}" for k, v in ctx.run_sources.items()))
+    if args.json:
+        write_json(Path(args.json), audit_document(ctx, rows))
+        info(f"wrote {args.json}")
+    return 0

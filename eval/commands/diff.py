@@ -1,0 +1,153 @@
+"""``tempbench diff RUN BASELINE``: diff a run against published baselines or another run (SPEC §6.3).
+
+BASELINE is a run file or any baselines file of SPEC §1.4 (sniffed by keys).
+Prints the share of questions reproduced exactly, per-question missing, extra,
+changed-time and reordered evidence, and metric deltas by slice. ``--sweep``
+reruns the retriever over the decision options of SPEC §2 and ranks the
+variants by the share of questions that match the baseline exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``tempbench diff``."""
+    from retriever.paths import add_data_arguments
+
+    parser.add_argument("run", metavar="RUN", help="run file (SPEC §6.1)")
+    parser.add_argument("baseline", metavar="BASELINE",
+                        help="another run file, or a baselines file: per-question JSONL or a metric table (JSON/CSV)")
+    parser.add_argument("--json", metavar="OUT", help="write the whole diff as JSON")
+    parser.add_argument("--sweep", action="store_true",
+                        help="rerun the retriever over the SPEC §2 decision options and rank them by exact-match share")
+    parser.add_argument("--config", metavar="NAME|FILE",
+                        help="configuration of RUN (default: from RUN's .meta.json); the sweep starts from it")
+    parser.add_argument("--space", choices=("auto", "id", "label", "line"), default="auto",
+                        help="compare items by ids, labels or rendered lines (default auto: ids when both sides have them)")
+    parser.add_argument("--show", type=int, default=10, metavar="N", help="questions shown in detail (default 10)")
+    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (for --sweep)")
+    add_data_arguments(parser)
+
+
+def run_config(run_path: Path, name: str | None) -> Any:
+    """The run's configuration: ``--config``, else its ``.meta.json``, else ``None``."""
+    import json
+
+    from retriever.config import from_mapping, load_config
+    from retriever.runfile import meta_path
+
+    if name:
+        return load_config(name)
+    meta = meta_path(run_path)
+    if meta.exists():
+        try:
+            cfg = json.loads(meta.read_text(encoding="utf-8")).get("config")
+        except json.JSONDecodeError:
+            cfg = None
+        if isinstance(cfg, dict):
+            return from_mapping(cfg, source=str(meta))
+    return None
+
+
+def print_diff(result: dict[str, Any], show: int = 10) -> None:
+    """Summary, per-question details, metric deltas and sweep ranking, as tables."""
+    from retriever.console import info, print_table
+
+    summ = result.get("summary")
+    if summ:
+        print_table(f"diff: exact match {summ['exact']:,} of {summ['baseline_questions']:,} baseline questions "
+                    f"({summ['exact_share']:.1%}), compared by {result['space']}",
+                    ["measure", "value"], [[k, v] for k, v in summ.items()])
+        shown = 0
+        for qid, d in result["questions"].items():
+            if shown >= show:
+                info(f"... {len(result['questions']) - show} more differing question(s); --json has them all")
+                break
+            shown += 1
+            if "only_in" in d:
+                info(f"{qid}: only in the {d['only_in']}")
+                continue
+            parts = []
+            for m in d["missing"]:
+                parts.append(f"  missing  (baseline rank {m['rank']}): {m['item']}")
+            for m in d["extra"]:
+                parts.append(f"  extra    (run rank {m['rank']}): {m['item']}")
+            for m in d["changed"]:
+                parts.append(f"  changed time of {' | '.join(m['triple'])}: run {_span(m['run_time'])} "
+                             f"(rank {m['run_rank']}), baseline {_span(m['baseline_time'])} (rank {m['baseline_rank']})")
+            for m in d["reordered"]:
+                parts.append(f"  reordered: {m['item']} (run rank {m['run_rank']}, baseline rank {m['baseline_rank']})")
+            print(f"{qid}:\n" + "\n".join(parts))
+    if result.get("metrics"):
+        # Only what differs is printed; --json keeps every row.
+        differ = [m for m in result["metrics"] if m["delta"] is None or abs(m["delta"]) > 1e-12]
+        if differ:
+            print_table(f"metric deltas (run - baseline): {len(differ)} of {len(result['metrics'])} differ",
+                        ["slice", "metric", "run", "baseline", "delta"],
+                        [[m["slice"], m["metric"], m["run"], m["baseline"], m["delta"]] for m in differ])
+        else:
+            info(f"metric deltas: all {len(result['metrics'])} (slice, metric) values equal")
+    if result.get("metrics_note"):
+        info(result["metrics_note"])
+    if result.get("sweep"):
+        print_table("sweep: variants ranked by exact-match share", ["rank", "variant", "exact", "share"],
+                    [[i + 1, v["variant"], f"{v['exact']} of {v['n']}", v["share"]] for i, v in enumerate(result["sweep"][:15])])
+
+
+def _span(t: list[float]) -> str:
+    a, b = (int(x) if float(x).is_integer() else x for x in t)
+    return str(a) if a == b else f"{a}-{b}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Diff RUN against BASELINE; exit 0 whatever the differences."""
+    from eval.baselines import EvidenceBaseline, load_baseline
+    from eval.diff import compare, run_sweep
+    from eval.runs import read_run
+    from retriever.atomic import write_json
+    from retriever.benchmark import load_benchmark, load_flags
+    from retriever.console import info
+    from retriever.errors import ConfigError, TempbenchError
+    from retriever.paths import data_from_args
+
+    run_path = Path(args.run)
+    run_records = read_run(run_path)
+    baseline = load_baseline(args.baseline)
+    config = run_config(run_path, args.config)
+    data = data_from_args(args)
+    questions = flags = None
+    if data.benchmark is not None and Path(data.benchmark).exists():
+        questions = load_benchmark(data.benchmark, data.benchmark_ids)
+        if data.flags is not None and Path(data.flags).exists():
+            flags = load_flags(data.flags)
+        known = {str(q["id"]) for q in questions}
+        if any(str(q) not in known for q in run_records):
+            info("the run's question ids are not all in the benchmark: metric deltas skipped (give --data)")
+            questions = None
+    result = compare(run_records, baseline, questions, flags, config=None if config is None else config.name, space=args.space)
+    result["run"] = str(run_path)
+    if args.sweep:
+        if not isinstance(baseline, EvidenceBaseline):
+            raise ConfigError("--sweep needs a per-question baseline (a metric table cannot be matched exactly)")
+        if questions is None:
+            raise TempbenchError("--sweep needs the benchmark the run was made on (give --data or --benchmark)")
+        if config is None:
+            raise ConfigError(f"--sweep: no {run_path.name[:-6] if run_path.name.endswith('.jsonl') else run_path.name}.meta.json "
+                              "beside the run; give --config NAME")
+        from retriever.index import load_index
+        from retriever.paths import default_index_cache
+
+        data.require("kg")
+        cache = Path(args.cache_dir) if args.cache_dir else default_index_cache()
+        index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=cache)
+        result["sweep_base"] = config.to_dict()
+        result["sweep"] = run_sweep(index, config, questions, baseline.records, baseline.item_form)
+    print_diff(result, args.show)
+    if args.json:
+        write_json(Path(args.json), result)
+        info(f"wrote {args.json}")
+    return 0

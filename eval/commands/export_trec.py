@@ -1,0 +1,44 @@
+"""``tempbench export-trec RUN``: a TREC run file plus the matching qrels (SPEC §3.4).
+
+``PREFIX.run`` holds the deduplicated returned list of each question with
+strictly decreasing scores; ``PREFIX.qrels`` every relevant gold triple (valid at
+``t_query``), retrieved or not, so trec_eval, ranx and ir_measures compute the
+recall, nDCG and MRR of SPEC §3.4. Document ids are synthetic (see
+:mod:`eval.trec`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from eval.trp_ccr import KEY_CHOICES
+    from retriever.paths import add_data_arguments
+
+    parser.add_argument("run", metavar="RUN", help="run file or evidence JSONL")
+    parser.add_argument("--out", metavar="PREFIX", help="output prefix (default: RUN without .jsonl)")
+    parser.add_argument("--split", choices=("train", "dev", "test"), help="export every question of this split")
+    parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space (SPEC §3.1)")
+    parser.add_argument("--tag", default="tempbench", help="run tag in the TREC file (default tempbench)")
+    add_data_arguments(parser, kg=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from eval.commands._common import load_inputs
+    from eval.runs import read_run
+    from eval.scoring import select
+    from eval.trec import write_trec
+    from eval.trp_ccr import resolve_question
+    from retriever.console import info
+
+    questions, _, _ = load_inputs(args)
+    records = read_run(args.run)
+    chosen, recs, _, _ = select(records, questions, args.split)
+    resolved = [resolve_question(q, (r or {}).get("evidence", []), args.key) for q, r in zip(chosen, recs, strict=True)]
+    prefix = Path(args.out) if args.out else Path(args.run).with_suffix("")
+    run_path, qrels_path = write_trec(prefix, resolved, tag=args.tag)
+    info(f"wrote {run_path} and {qrels_path} ({len(resolved)} questions)")
+    return 0

@@ -1,0 +1,94 @@
+"""``tempbench score RUN.jsonl``: TRP/CCR, negatives, rank metrics, ties, intervals (SPEC §3, §6.2).
+
+Prints tables for people (overall, by complexity, by operator, with coverage next
+to TRP everywhere) and with ``--json OUT`` writes the SPEC §6.2 object
+atomically. RUN may be a run file (SPEC §6.1) or an evidence JSONL of
+``{"id": ..., "evidence": [...]}`` with dict or 5-list items (SPEC §3.1).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from eval.commands._common import add_scoring_arguments, check_boot, ci_text, load_inputs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN.jsonl", help="run file or evidence JSONL")
+    parser.add_argument("--json", metavar="OUT", help="write the scores as one JSON object (SPEC §6.2)")
+    parser.add_argument("--predictions", metavar="P", help="predictions JSONL (id, prediction) to add answer EM/F1 (SPEC §3.6)")
+    parser.add_argument("--t-query-hidden", action="store_true",
+                        help="the generator never saw t_query: do not flag interval EM as leak-contaminated")
+    add_scoring_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from eval.runs import read_predictions, read_run
+    from eval.scoring import evaluate, to_json
+    from retriever.atomic import write_json
+
+    check_boot(args)
+    questions, flags, _ = load_inputs(args)
+    run_records = read_run(args.run)
+    predictions = read_predictions(args.predictions) if args.predictions else None
+    ev = evaluate(run_records, questions, flags, split=args.split, predictions=predictions, key=args.key)
+    result = to_json(ev, n_boot=args.boot, seed=args.seed, t_query_exposed=not args.t_query_hidden)
+    print_report(result, title=args.run)
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
+def print_report(result: dict[str, Any], title: str = "") -> None:
+    """The human-readable tables of a SPEC §6.2 object."""
+    from retriever.console import info, print_table
+
+    agg = result["trp_ccr"]
+    ci = result["ci"]
+    if agg.get("n_questions", 0) == 0:
+        info("no questions scored")
+        return
+    rows = [
+        ["questions", agg["n_questions"], ""],
+        ["missing from run", result.get("missing", 0), ""],
+        ["coverage", agg["coverage"], ci_text(ci.get("coverage"))],
+        ["TRP (macro)", agg["TRP_macro"], ci_text(ci.get("TRP_macro"))],
+        ["TRP (micro)", agg["TRP_micro"], ci_text(ci.get("TRP_micro"))],
+        ["CCR", agg["CCR"], ci_text(ci.get("CCR"))],
+    ]
+    print_table(f"TRP/CCR overall {title}".strip(), ["metric", "value", "95% CI"], rows)
+    cov = result["coverage"]
+    for field in ("complexity", "operator"):
+        sliced = agg.get(f"by_{field}", {})
+        rows = [[str(v), s["n"], cov[f"by_{field}"].get(v), s["TRP"], s["CCR"]] for v, s in sliced.items()]
+        print_table(f"by {field}", [field, "n", "coverage", "TRP", "CCR"], rows)
+
+    neg = result["negatives"]
+    if neg.get("flags_found") is False:
+        info(f"negatives: {neg['message']}")
+    else:
+        rows = [[name, v["rate"], v["n"], ci_text(ci.get(name))] for name, v in neg.items()]
+        print_table("typed-negative hit rates (functional subsets, SPEC §3.3)", ["rate", "value", "n", "95% CI"], rows)
+
+    counts = result.get("counts", {})
+    rank = result["rank"]
+    rows = [[name, value, ci_text(ci.get(name))] for name, value in rank.items()]
+    print_table(
+        f"rank metrics (macro over {counts.get('rank_evaluated', '?')} questions; "
+        f"{counts.get('rank_empty_rel', '?')} with no relevant triple apart)",
+        ["metric", "value", "95% CI"], rows,
+    )
+    rows = [[name, t["observed"], t["expected"], t["min"], t["max"], t["bias"]] for name, t in result["ties"].items()]
+    print_table("tie-aware (SPEC §3.5)", ["metric", "observed", "expected", "min", "max", "bias"], rows)
+
+    ans = result.get("answers")
+    if ans:
+        rows = [
+            ["EM", ans["EM"], ans["EM_without_interval"]],
+            ["F1", ans["F1"], ans["F1_without_interval"]],
+            ["n", ans["n"], ans["n_without_interval"]],
+        ]
+        print_table("answers (SPEC §3.6)", ["metric", "overall", "without interval"], rows)
+        if ans["interval_leak_contaminated"]:
+            info("note: interval-slice EM is leak-contaminated (t_query equals the answer year and was exposed)")

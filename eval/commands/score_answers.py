@@ -1,0 +1,77 @@
+"""``tempbench score-answers PRED.jsonl``: answer EM and token F1 (SPEC §3.6).
+
+EM overall and with the ``interval`` slice excluded are always shown side by
+side; interval EM is flagged as leak-contaminated unless ``--t-query-hidden``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from retriever.paths import add_data_arguments
+
+    parser.add_argument("predictions", metavar="PRED.jsonl", help="JSONL with id and prediction")
+    parser.add_argument("--split", choices=("train", "dev", "test"),
+                        help="score every question of this split (missing predictions score 0); default: the predicted questions")
+    parser.add_argument("--json", metavar="OUT", help="write the answers object as JSON")
+    parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--t-query-hidden", action="store_true",
+                        help="the generator never saw t_query: do not flag interval EM as leak-contaminated")
+    add_data_arguments(parser, kg=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from eval.answers import answer_rows, answers_report
+    from eval.bootstrap import bootstrap_ci, mean_metric
+    from eval.commands._common import check_boot, ci_text, load_inputs
+    from eval.errors import RunMismatchError
+    from eval.runs import read_predictions
+    from retriever.atomic import write_json
+    from retriever.console import info, print_table
+
+    check_boot(args)
+    questions, _, _ = load_inputs(args)
+    predictions = read_predictions(args.predictions)
+    by_id = {q["id"]: q for q in questions}
+    unknown = [qid for qid in predictions if qid not in by_id]
+    if unknown:
+        raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
+    chosen = [q for q in questions if q["split"] == args.split] if args.split else [by_id[qid] for qid in predictions]
+    rows = answer_rows(chosen, predictions)
+    report = answers_report(rows, t_query_exposed=not args.t_query_hidden)
+    em = np.array([r["em"] for r in rows], dtype=float)
+    f1 = np.array([r["f1"] for r in rows], dtype=float)
+    no_iv = np.array([r["operator"] != "interval" for r in rows], dtype=bool)
+    report["ci"] = bootstrap_ci(
+        {
+            "EM": mean_metric(em),
+            "EM_without_interval": mean_metric(np.where(no_iv, em, np.nan)),
+            "F1": mean_metric(f1),
+            "F1_without_interval": mean_metric(np.where(no_iv, f1, np.nan)),
+        },
+        n_boot=args.boot, seed=args.seed,
+    )
+    ci = report["ci"]
+    print_table(
+        f"answers {args.predictions}",
+        ["metric", "overall", "95% CI", "without interval", "95% CI "],
+        [
+            ["EM", report["EM"], ci_text(ci["EM"]), report["EM_without_interval"], ci_text(ci["EM_without_interval"])],
+            ["F1", report["F1"], ci_text(ci["F1"]), report["F1_without_interval"], ci_text(ci["F1_without_interval"])],
+            ["n", report["n"], "", report["n_without_interval"], ""],
+        ],
+    )
+    print_table("by operator", ["operator", "n", "EM", "F1"],
+                [[str(op), v["n"], v["EM"], v["F1"]] for op, v in report["by_operator"].items()])
+    if report["missing_predictions"]:
+        info(f"{report['missing_predictions']} question(s) without a prediction scored 0")
+    if report["interval_leak_contaminated"]:
+        info("note: interval-slice EM is leak-contaminated (t_query equals the answer year and was exposed)")
+    if args.json:
+        write_json(args.json, report)
+    return 0

@@ -1,0 +1,492 @@
+"""Diff a run against published baselines or another run (SPEC §6.3).
+
+Per question, the two evidence lists are compared as multisets of items and as
+sequences:
+
+- ``missing``: items the baseline has and the run lacks;
+- ``extra``: items the run has and the baseline lacks;
+- ``changed``: a missing and an extra item with the same ``(s, r, o)`` but a
+  different time, paired up and reported once as a changed time (so a changed
+  year is named as such, not as one missing plus one extra);
+- ``reordered``: items both lists have, whose order differs: each with its
+  1-based rank in the run and in the baseline.
+
+A question is reproduced *exactly* when both lists are equal item by item.
+The exact-match share is over the baseline's questions (a question the run
+lacks is not reproduced).
+
+Items are compared in one *space* chosen for the whole file: ``id``
+(``s_id, r_id, o_id, t_start, t_end``) when every item on both sides carries
+ids, else ``label`` (``s, r, o, t_start, t_end``), else ``line`` (the rendered
+evidence line, which is what a baseline of rendered lines allows).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from retriever.errors import TempbenchError
+
+SPACES = ("id", "label", "line")
+_FIELDS = {"id": ("s_id", "r_id", "o_id"), "label": ("s", "r", "o")}
+
+
+def _has(item: Mapping[str, Any], keys: Iterable[str]) -> bool:
+    return all(item.get(k) is not None for k in keys)
+
+
+def choose_space(run_items: Iterable[Mapping[str, Any]], base_items: Iterable[Mapping[str, Any]], base_form: str = "triple") -> str:
+    """The comparison space for two collections of items (module docstring)."""
+    run_items = list(run_items)
+    base_items = list(base_items)
+    both = run_items + base_items
+    timed = all(it.get("t_start") is not None and it.get("t_end") is not None for it in both)
+    if base_form != "line" and timed:
+        for space in ("id", "label"):
+            if all(_has(it, _FIELDS[space]) for it in both):
+                return space
+    if all(it.get("line") is not None for it in both):
+        return "line"
+    have_run = sorted({k for it in run_items for k, v in it.items() if v is not None})
+    have_base = sorted({k for it in base_items for k, v in it.items() if v is not None})
+    raise TempbenchError(
+        "cannot compare evidence: no common item space "
+        f"(run items carry {have_run}, baseline items carry {have_base}; "
+        "expected both to carry s_id/r_id/o_id or s/r/o with t_start/t_end, or both an evidence line)"
+    )
+
+
+def item_key(item: Mapping[str, Any], space: str) -> tuple | str:
+    """The comparable identity of an item in ``space``."""
+    if space == "line":
+        return str(item["line"])
+    a, b, c = _FIELDS[space]
+    return (str(item[a]), str(item[b]), str(item[c]), float(item["t_start"]), float(item["t_end"]))
+
+
+def triple_of(item: Mapping[str, Any], space: str) -> tuple | None:
+    """``(s, r, o)`` of an item in ``space`` (labels parsed from a line when possible)."""
+    fields = _FIELDS.get(space, _FIELDS["label"])
+    if _has(item, fields):
+        return tuple(str(item[f]) for f in fields)
+    return None
+
+
+def show(item: Mapping[str, Any]) -> str:
+    """A readable one-line rendering of an item."""
+    if item.get("line"):
+        return str(item["line"])
+    s = item.get("s") or item.get("s_id")
+    r = item.get("r") or item.get("r_id")
+    o = item.get("o") or item.get("o_id")
+    ts, te = item.get("t_start"), item.get("t_end")
+    t = "?" if ts is None else (_year(ts) if ts == te else f"{_year(ts)}-{_year(te)}")
+    return f"{s} | {r} | {o} | {t}"
+
+
+def _year(value: Any) -> str:
+    f = float(value)
+    return str(int(f)) if f.is_integer() else str(f)
+
+
+def diff_lists(run_items: Sequence[Mapping[str, Any]], base_items: Sequence[Mapping[str, Any]], space: str) -> dict[str, Any]:
+    """Compare two evidence lists of one question.
+
+    Returns
+    -------
+    dict
+        ``exact`` (bool), ``missing`` / ``extra`` (lists of ``{item, rank}``,
+        rank 1-based in the list that has the item), ``changed`` (list of
+        ``{triple, run_time, baseline_time, run_rank, baseline_rank}``),
+        ``reordered`` (list of ``{item, run_rank, baseline_rank}``).
+    """
+    run_keys = [item_key(it, space) for it in run_items]
+    base_keys = [item_key(it, space) for it in base_items]
+    exact = run_keys == base_keys
+    out: dict[str, Any] = {"exact": exact, "missing": [], "extra": [], "changed": [], "reordered": []}
+    if exact:
+        return out
+    run_count, base_count = Counter(run_keys), Counter(base_keys)
+    common = run_count & base_count
+    # Walk each list; the first `common[key]` copies are shared, the rest differ.
+    def split(keys: list, items: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[int]]:
+        budget = Counter(common)
+        shared, own = [], []
+        for i, key in enumerate(keys):
+            if budget[key] > 0:
+                budget[key] -= 1
+                shared.append(i)
+            else:
+                own.append(i)
+        return shared, own
+
+    run_shared, run_own = split(run_keys, run_items)
+    base_shared, base_own = split(base_keys, base_items)
+    # Pair missing and extra items of the same (s, r, o): a changed time.
+    if space != "line":
+        by_triple: dict[tuple, list[int]] = {}
+        for i in base_own:
+            by_triple.setdefault(triple_of(base_items[i], space), []).append(i)
+        paired_run, paired_base = set(), set()
+        for i in run_own:
+            cands = by_triple.get(triple_of(run_items[i], space))
+            if cands:
+                j = cands.pop(0)
+                paired_run.add(i)
+                paired_base.add(j)
+                out["changed"].append({
+                    "triple": list(triple_of(run_items[i], space)),
+                    "run_time": [run_items[i]["t_start"], run_items[i]["t_end"]],
+                    "baseline_time": [base_items[j]["t_start"], base_items[j]["t_end"]],
+                    "run_rank": i + 1,
+                    "baseline_rank": j + 1,
+                })
+        run_own = [i for i in run_own if i not in paired_run]
+        base_own = [j for j in base_own if j not in paired_base]
+    out["missing"] = [{"item": show(base_items[j]), "rank": j + 1} for j in base_own]
+    out["extra"] = [{"item": show(run_items[i]), "rank": i + 1} for i in run_own]
+    # Shared items in run order vs baseline order: same multiset, compare sequences.
+    run_seq = [run_keys[i] for i in run_shared]
+    base_seq = [base_keys[j] for j in base_shared]
+    if run_seq != base_seq:
+        for pos, (rk, bk) in enumerate(zip(run_seq, base_seq, strict=True)):
+            if rk != bk:
+                # rank of this run item in the baseline: the matching copy in order
+                occurrence = run_seq[: pos + 1].count(rk)
+                bpos = [p for p, k in enumerate(base_seq) if k == rk][occurrence - 1]
+                out["reordered"].append({
+                    "item": show(run_items[run_shared[pos]]),
+                    "run_rank": run_shared[pos] + 1,
+                    "baseline_rank": base_shared[bpos] + 1,
+                })
+    return out
+
+
+def diff_evidence(
+    run: Mapping[str, Sequence[Mapping[str, Any]]],
+    baseline: Mapping[str, Sequence[Mapping[str, Any]]],
+    base_form: str = "triple",
+    space: str = "auto",
+) -> dict[str, Any]:
+    """Diff every question of two ``{question id: evidence list}`` mappings.
+
+    Parameters
+    ----------
+    run, baseline:
+        Question id -> evidence items (dicts as in SPEC §6.1, or the normalised
+        items of :class:`eval.baselines.EvidenceBaseline`).
+    base_form:
+        The baseline's item form (``"line"`` forces the line space).
+    space:
+        ``"auto"`` (module docstring) or one of ``id``, ``label``, ``line``.
+
+    Returns
+    -------
+    dict
+        ``space``, ``summary`` (counts and ``exact_share``) and ``questions``
+        (id -> per-question diff, only the questions that differ, in baseline
+        order then run-only ids).
+    """
+    common = [q for q in baseline if q in run]
+    if space == "auto":
+        space = choose_space(
+            itertools.chain.from_iterable(run[q] for q in common),
+            itertools.chain.from_iterable(baseline[q] for q in common),
+            base_form,
+        )
+    elif space not in SPACES:
+        raise TempbenchError(f"unknown comparison space {space!r}; expected auto, {', '.join(SPACES)}")
+    questions: dict[str, Any] = {}
+    n_exact = 0
+    counts = Counter()
+    for qid in baseline:
+        if qid not in run:
+            questions[qid] = {"exact": False, "only_in": "baseline"}
+            counts["only_in_baseline"] += 1
+            continue
+        d = diff_lists(run[qid], baseline[qid], space)
+        if d["exact"]:
+            n_exact += 1
+            continue
+        questions[qid] = d
+        for key in ("missing", "extra", "changed", "reordered"):
+            if d[key]:
+                counts[f"questions_with_{key}"] += 1
+                counts[f"items_{key}"] += len(d[key])
+    for qid in run:
+        if qid not in baseline:
+            questions[qid] = {"exact": False, "only_in": "run"}
+            counts["only_in_run"] += 1
+    n_base = len(baseline)
+    summary = {
+        "baseline_questions": n_base,
+        "run_questions": len(run),
+        "common_questions": len(common),
+        "exact": n_exact,
+        "exact_share": n_exact / n_base if n_base else 0.0,
+    }
+    for key in ("only_in_baseline", "only_in_run", "questions_with_missing", "questions_with_extra",
+                "questions_with_changed", "questions_with_reordered", "items_missing", "items_extra",
+                "items_changed", "items_reordered"):
+        summary[key] = counts.get(key, 0)
+    return {"space": space, "summary": summary, "questions": questions}
+
+
+def exact_share(run: Mapping[str, Sequence[Mapping[str, Any]]], baseline: Mapping[str, Sequence[Mapping[str, Any]]], space: str) -> tuple[int, int]:
+    """``(questions reproduced exactly, baseline questions)`` in ``space`` (fast path)."""
+    n = 0
+    for qid, items in baseline.items():
+        got = run.get(qid)
+        if got is not None and [item_key(i, space) for i in got] == [item_key(i, space) for i in items]:
+            n += 1
+    return n, len(baseline)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def flatten_scores(scores: Mapping[str, Any]) -> dict[tuple[str, str], float]:
+    """A SPEC §6.2 score object or §3.2 aggregate as ``{(slice, metric): value}``."""
+    from eval.baselines import _flatten_aggregate
+
+    out: dict = {}
+    _flatten_aggregate(dict(scores), None, out)
+    return {(sl, metric): v for (_, sl, metric), v in out.items()}
+
+
+def metric_deltas(run_values: Mapping[tuple[str, str], float], base_values: Mapping[tuple[str, str], float]) -> list[dict[str, Any]]:
+    """Rows ``{slice, metric, run, baseline, delta}`` for every key the baseline has.
+
+    ``delta = run - baseline``; ``run`` is ``None`` (and so is ``delta``) when the
+    run has no value for that slice and metric. Rows keep the baseline's order.
+    """
+    rows = []
+    for key, base in base_values.items():
+        got = run_values.get(key)
+        rows.append({
+            "slice": key[0], "metric": key[1], "run": got, "baseline": base,
+            "delta": None if got is None else got - base,
+        })
+    return rows
+
+
+def slice_values(values: Mapping[tuple[str, str], float]) -> dict[str, set[str]]:
+    """The slice values per field present in flattened scores (for bare slice names)."""
+    known: dict[str, set[str]] = {"complexity": set(), "operator": set()}
+    for sl, _ in values:
+        if "=" in sl:
+            fld, val = sl.split("=", 1)
+            known.setdefault(fld, set()).add(val)
+    return known
+
+
+# --------------------------------------------------------------------------- sweep
+
+#: Line-template candidates of the sweep (SPEC §2.5 decision): the default first.
+LINE_TEMPLATES = (
+    "{s} | {r} | {o} | {t}",
+    "{s} {r} {o} {t}",
+    "({s}, {r}, {o}, {t})",
+    "{s} | {r} | {o}",
+)
+
+
+def sweep_variants(base: Any, line_templates: Sequence[str] = LINE_TEMPLATES) -> list[dict[str, Any]]:
+    """Every combination of the decision options of SPEC §2 around ``base``.
+
+    The options are cap scope, cap counting, the line template candidates, the
+    linker's matching (only when the configuration uses the linker: it changes
+    nothing for the oracle) and whether the query carries ``t_query``. The
+    first variant is ``base`` itself; each variant is the mapping of the keys
+    it changes.
+    """
+    axes: list[tuple[str, list[Any]]] = [
+        ("cap_scope", ["per_hop", "per_node"]),
+        ("cap_counts", ["rows", "unique_triples"]),
+        ("line_template", list(line_templates)),
+        ("query_includes_t_query", [False, True]),
+    ]
+    if getattr(base, "anchor", "oracle") == "linker":
+        axes.append(("linker_match", ["substring", "word"]))
+    # Put the base's own value first on each axis so variant 0 is the base.
+    ordered = []
+    for key, values in axes:
+        own = getattr(base, key)
+        ordered.append((key, [own] + [v for v in values if v != own]))
+    variants = []
+    for combo in itertools.product(*(values for _, values in ordered)):
+        changes = {key: value for (key, _), value in zip(ordered, combo, strict=True) if value != getattr(base, key)}
+        variants.append(changes)
+    return variants
+
+
+def describe_variant(changes: Mapping[str, Any]) -> str:
+    """``"default"`` or ``key=value, key=value`` for a sweep variant."""
+    if not changes:
+        return "default"
+    return ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={str(v).lower()}" for k, v in changes.items())
+
+
+def run_sweep(
+    index: Any,
+    base: Any,
+    questions: Sequence[Mapping[str, Any]],
+    baseline: Mapping[str, Sequence[Mapping[str, Any]]],
+    base_form: str = "triple",
+    line_templates: Sequence[str] = LINE_TEMPLATES,
+) -> list[dict[str, Any]]:
+    """Rerun the retriever for every sweep variant and rank by exact-match share.
+
+    Parameters
+    ----------
+    index:
+        A loaded :class:`retriever.index.KGIndex`.
+    base:
+        The :class:`retriever.config.RetrieverConfig` the variants start from.
+    questions:
+        Benchmark questions (SPEC §1.3) for the baseline's question ids.
+    baseline:
+        Question id -> evidence items.
+
+    Returns
+    -------
+    list of dict
+        ``{variant, changes, exact, n, share}`` sorted by ``share`` descending,
+        then fewer changed keys, then sweep order (so the default wins ties).
+    """
+    from retriever.pipeline import Retriever
+    from retriever.progress import progress
+
+    wanted = [q for q in questions if str(q["id"]) in baseline]
+    variants = sweep_variants(base, line_templates)
+    results = []
+    space = None
+    for order, changes in enumerate(progress(variants, total=len(variants), description="sweep")):
+        config = base.replace(**changes) if changes else base
+        retriever = Retriever(index, config)
+        run = {str(q["id"]): retriever.retrieve(q)["evidence"] for q in wanted}
+        if space is None or base_form == "line":
+            space = choose_space(
+                itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form
+            )
+        n, total = exact_share(run, baseline, space)
+        results.append({"variant": describe_variant(changes), "changes": dict(changes), "exact": n, "n": total,
+                        "share": n / total if total else 0.0, "_order": order})
+    results.sort(key=lambda r: (-r["share"], len(r["changes"]), r["_order"]))
+    for r in results:
+        del r["_order"]
+    return results
+
+
+# --------------------------------------------------------------------------- the whole comparison
+
+
+def run_evidence(run: Mapping[Any, Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """``{str(question id): evidence}`` of a run read by :func:`eval.runs.read_run`."""
+    return {str(qid): list(rec.get("evidence") or []) for qid, rec in run.items()}
+
+
+def _scorable(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+    """Items as triple dicts the scorer accepts, or ``None`` when one cannot be scored."""
+    out = []
+    for it in items:
+        if it.get("t_start") is None or it.get("t_end") is None:
+            return None
+        d = {k: it[k] for k in ("s", "r", "o", "s_id", "r_id", "o_id") if it.get(k) is not None}
+        if not (all(k in d for k in ("s", "r", "o")) or all(k in d for k in ("s_id", "r_id", "o_id"))):
+            return None
+        d["t_start"], d["t_end"] = it["t_start"], it["t_end"]
+        out.append(d)
+    return out
+
+
+def evidence_scores(questions_by_id: Mapping[str, Mapping[str, Any]], evidence: Mapping[str, Sequence[Mapping[str, Any]]],
+                    qids: Sequence[str]) -> dict[tuple[str, str], float]:
+    """TRP/CCR/coverage overall and by slice (SPEC §3.1-§3.2) of ``qids``, flattened."""
+    from eval.trp_ccr import aggregate, coverage_by, score_question
+
+    rows = [score_question(questions_by_id[q], evidence[q]) for q in qids]
+    return flatten_scores({"trp_ccr": aggregate(rows), "coverage": coverage_by(rows)})
+
+
+def compare(
+    run: Mapping[Any, Mapping[str, Any]],
+    baseline: Any,
+    questions: Sequence[Mapping[str, Any]] | None = None,
+    flags: Mapping[Any, Mapping[str, bool]] | None = None,
+    config: str | None = None,
+    space: str = "auto",
+) -> dict[str, Any]:
+    """Diff a run against a loaded baseline (:func:`eval.baselines.load_baseline`).
+
+    Parameters
+    ----------
+    run:
+        ``{question id: run record}``.
+    baseline:
+        :class:`~eval.baselines.EvidenceBaseline` or :class:`~eval.baselines.MetricBaseline`.
+    questions, flags:
+        Benchmark records and functional flags, for the metric deltas (omitted
+        when ``None``).
+    config:
+        The run's configuration name: selects the rows of a metric table that
+        names configurations.
+
+    Returns
+    -------
+    dict
+        ``baseline_kind``; for evidence baselines ``space``, ``summary``,
+        ``questions`` (as :func:`diff_evidence`); ``metrics`` (rows of
+        :func:`metric_deltas`) or ``metrics_note`` saying why there are none.
+    """
+    from eval.baselines import EvidenceBaseline, resolve_slice
+
+    out: dict[str, Any] = {"baseline": str(baseline.path), "baseline_kind": baseline.kind}
+    by_id = {str(q["id"]): q for q in questions} if questions is not None else None
+    if isinstance(baseline, EvidenceBaseline):
+        ev = run_evidence(run)
+        out.update(diff_evidence(ev, baseline.records, baseline.item_form, space))
+        out["item_form"] = baseline.item_form
+        common = [q for q in baseline.records if q in ev]
+        scorable = {q: _scorable(baseline.records[q]) for q in common}
+        if by_id is None:
+            out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
+        elif any(v is None for v in scorable.values()):
+            out["metrics_note"] = "baseline items cannot be scored (not triples with a time): metric deltas skipped"
+        elif not common:
+            out["metrics_note"] = "no question in common"
+        else:
+            unknown = [q for q in common if q not in by_id]
+            if unknown:
+                out["metrics_note"] = f"{len(unknown)} question id(s) not in the benchmark, e.g. {unknown[0]!r}: metric deltas skipped"
+            else:
+                run_values = evidence_scores(by_id, ev, common)
+                base_values = evidence_scores(by_id, scorable, common)
+                out["metrics"] = metric_deltas(run_values, base_values)
+        return out
+    # A metric table: score the run, then compare every (slice, metric) the table has.
+    configs = baseline.configs()
+    if config in configs:
+        chosen = config
+    elif len(configs) == 1:
+        chosen = configs[0]
+    else:
+        raise TempbenchError(
+            f"{baseline.path}: the table has configurations {[c for c in configs if c]}; "
+            "say which one the run is with --config NAME"
+        )
+    out["table_config"] = chosen
+    if questions is None:
+        out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
+        return out
+    from eval.scoring import score_run
+
+    scores = score_run(dict(run), list(questions), flags, split=None, n_boot=1)
+    run_values = flatten_scores(scores)
+    known = slice_values(run_values)
+    base_values = {(resolve_slice(sl, known), metric): v for (cfg, sl, metric), v in baseline.values.items() if cfg == chosen}
+    out["metrics"] = metric_deltas(run_values, base_values)
+    return out

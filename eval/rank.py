@@ -1,0 +1,174 @@
+"""Rank metrics with binary relevance (SPEC §3.4).
+
+Relevant set ``rel``: the distinct ``S_star`` triples whose own window is valid
+at ``t_query`` (key space as SPEC §3.1). The ranked list is the returned evidence
+deduplicated on the whole item ``(s, r, o, t_start, t_end)`` (first occurrence
+kept); item ``i`` is a hit when its triple is in ``rel``, its own window is valid
+at ``t_query`` and no earlier item was a hit for the same triple. With ``h_i``
+the hit indicator at 1-based position ``i``::
+
+    recall@k = sum_{i<=k} h_i / |rel|
+    nDCG@k   = sum_{i<=k} h_i / log2(i + 1)  /  sum_{i<=min(|rel|, k)} 1 / log2(i + 1)
+    MRR      = 1 / min{i : h_i = 1}   (0 when there is no hit)
+
+macro-averaged over questions with ``|rel| > 0``; questions with an empty
+``rel`` are counted apart.
+
+Two layers, as in ranx: :func:`rank_kernel` works on a numeric matrix of gains
+(binary hits, or hit probabilities for the tie-aware expectation of §3.5, which
+is linear in them), and :func:`hit_list` / :func:`rank_metrics` are the typed
+wrappers from resolved questions. :func:`rank_metrics_ir_measures` computes the
+same quantities with ``ir_measures`` (pytrec_eval) from the TREC form of
+:mod:`eval.trec`; the test suite checks that both agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from eval.trp_ccr import Resolved
+
+KS: tuple[int, ...] = (1, 5, 10, 15, 25)
+
+
+def metric_names(ks: Sequence[int] = KS) -> list[str]:
+    """``recall@k`` for each k, then ``ndcg@k`` for each k, then ``mrr``."""
+    return [f"recall@{k}" for k in ks] + [f"ndcg@{k}" for k in ks] + ["mrr"]
+
+
+def hit_list(res: Resolved) -> tuple[list[bool], int]:
+    """Hit indicators of the deduplicated returned list, and ``|rel|`` (SPEC §3.4)."""
+    tq = res.tq
+    rel = {c for c, valid in enumerate(res.class_valid) if valid}
+    seen: set[tuple[Any, ...]] = set()
+    done: set[int] = set()
+    flags: list[bool] = []
+    for it in res.items:
+        whole = it.whole
+        if whole in seen:
+            continue  # a repeated item neither helps nor pushes later items down
+        seen.add(whole)
+        hit = it.cls in rel and it.t_start <= tq <= it.t_end and it.cls not in done
+        if hit:
+            done.add(it.cls)
+        flags.append(hit)
+    return flags, len(rel)
+
+
+def to_matrix(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
+    """Stack ragged per-question gain lists into an ``(n, width)`` float matrix (zero padded)."""
+    out = np.zeros((len(rows), width), dtype=np.float64)
+    for i, row in enumerate(rows):
+        m = min(len(row), width)
+        if m:
+            out[i, :m] = np.asarray(row[:m], dtype=np.float64)
+    return out
+
+
+def _discount(width: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
+
+
+def rank_kernel(gains: np.ndarray, n_rel: np.ndarray, ks: Sequence[int] = KS) -> dict[str, np.ndarray]:
+    """Per-question recall@k, nDCG@k and MRR from a gain matrix.
+
+    Parameters
+    ----------
+    gains:
+        ``(n, L)`` matrix; ``gains[q, i]`` is 1 for a hit at 1-based position
+        ``i + 1`` (or the probability of one, for expectations: recall and nDCG
+        are linear in it; MRR is only meaningful for 0/1 gains).
+    n_rel:
+        ``|rel|`` per question.
+
+    Returns
+    -------
+    dict
+        name -> float array of length n; NaN where ``n_rel == 0``.
+    """
+    gains = np.asarray(gains, dtype=np.float64)
+    n, width = gains.shape
+    kmax = max(ks)
+    if width < kmax:
+        gains = np.concatenate([gains, np.zeros((n, kmax - width))], axis=1)
+        width = kmax
+    n_rel = np.asarray(n_rel, dtype=np.int64)
+    has_rel = n_rel > 0
+    safe_rel = np.where(has_rel, n_rel, 1)
+    disc = _discount(width)
+    ideal_cum = np.concatenate([[0.0], np.cumsum(disc)])  # ideal_cum[j] = sum of the first j discounts
+    hits_cum = np.cumsum(gains, axis=1)
+    dcg_cum = np.cumsum(gains * disc, axis=1)
+    out: dict[str, np.ndarray] = {}
+    for k in ks:
+        out[f"recall@{k}"] = np.where(has_rel, hits_cum[:, k - 1] / safe_rel, np.nan)
+    for k in ks:
+        idcg = ideal_cum[np.minimum(safe_rel, k)]
+        out[f"ndcg@{k}"] = np.where(has_rel, dcg_cum[:, k - 1] / idcg, np.nan)
+    positive = gains > 0
+    any_hit = positive.any(axis=1)
+    first = np.argmax(positive, axis=1)
+    out["mrr"] = np.where(has_rel, np.where(any_hit, 1.0 / (first + 1), 0.0), np.nan)
+    return out
+
+
+def macro(values: np.ndarray) -> float | None:
+    """Mean over questions with a defined value (non-empty ``rel``), None if none."""
+    values = np.asarray(values, dtype=np.float64)
+    mask = ~np.isnan(values)
+    return float(values[mask].mean()) if mask.any() else None
+
+
+def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, Any]:
+    """Per-question arrays and macro values of the SPEC §3.4 metrics.
+
+    Returns ``{'per_question': {name: array}, 'macro': {name: value},
+    'n_rel': array, 'n_evaluated': int, 'n_empty_rel': int}``.
+    """
+    lists = []
+    n_rel = np.zeros(len(resolved), dtype=np.int64)
+    for i, res in enumerate(resolved):
+        flags, nr = hit_list(res)
+        lists.append(flags)
+        n_rel[i] = nr
+    width = max([max(ks)] + [len(x) for x in lists])
+    per_q = rank_kernel(to_matrix(lists, width), n_rel, ks)
+    return {
+        "per_question": per_q,
+        "macro": {name: macro(v) for name, v in per_q.items()},
+        "n_rel": n_rel,
+        "n_evaluated": int((n_rel > 0).sum()),
+        "n_empty_rel": int((n_rel == 0).sum()),
+    }
+
+
+def rank_metrics_ir_measures(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, float | None]:
+    """The same macro values computed by ``ir_measures`` (pytrec_eval backend).
+
+    Runs and qrels are built by :func:`eval.trec.trec_run_and_qrels`; the rank
+    order is encoded in strictly decreasing scores so that trec_eval's own
+    tie-break cannot reorder anything. Questions with an empty ``rel`` have no
+    qrels and are skipped by trec_eval, as by the macro of SPEC §3.4.
+    """
+    import ir_measures
+    from ir_measures import RR, R, nDCG
+
+    from eval.trec import trec_run_and_qrels
+
+    run, qrels = trec_run_and_qrels(resolved)
+    measures = [R @ k for k in ks] + [nDCG @ k for k in ks] + [RR]
+    names = [f"recall@{k}" for k in ks] + [f"ndcg@{k}" for k in ks] + ["mrr"]
+    qrels_list = [ir_measures.Qrel(q, d, rel) for q, docs in qrels.items() for d, rel in docs.items()]
+    run_list = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    if not qrels_list:
+        return dict.fromkeys(names)
+    # trec_eval averages over queries that have qrels; a query with qrels but no
+    # retrieved documents must count as zero, so ask for per-query values.
+    sums = dict.fromkeys(measures, 0.0)
+    for m in ir_measures.iter_calc(measures, qrels_list, run_list):
+        sums[m.measure] += m.value
+    n_q = len(qrels)
+    return {name: sums[m] / n_q for name, m in zip(names, measures, strict=True)}

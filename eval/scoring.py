@@ -1,0 +1,195 @@
+"""Score a whole run: the SPEC §6.2 object from a run, the benchmark and the flags.
+
+Which questions are scored (SPEC §3.2): the records of the run, in run order;
+with ``split`` every benchmark question of that split, in benchmark order, a
+question absent from the run counting as an empty retrieval (``missing``). A
+run record whose id is not in the benchmark is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eval.errors import RunMismatchError
+from eval.trp_ccr import Resolved, aggregate, coverage_by, resolve_question, row_from_resolved
+
+BY = ("complexity", "operator")
+
+
+@dataclass
+class Evaluation:
+    """Everything per question that the metrics and the bootstrap need."""
+
+    questions: list[Mapping[str, Any]]
+    resolved: list[Resolved]
+    rows: list[dict[str, Any]]
+    missing: int
+    outside_split: int
+    rank: dict[str, Any]
+    ties: dict[str, Any]
+    negatives: dict[str, Any]
+    flags_found: bool
+    answer_rows: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def select(
+    run: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[str, Any]], split: str | None
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any] | None], int, int]:
+    """``(questions, run records or None, missing, outside_split)`` per SPEC §3.2."""
+    by_id = {q["id"]: q for q in questions}
+    unknown = [qid for qid in run if qid not in by_id]
+    if unknown:
+        raise RunMismatchError(
+            f"{len(unknown)} run record(s) have ids that are not in the benchmark, e.g. {unknown[0]!r} "
+            "(wrong --benchmark or --data?)"
+        )
+    if split is None:
+        chosen = [by_id[qid] for qid in run]
+        return chosen, [run[q["id"]] for q in chosen], 0, 0
+    chosen = [q for q in questions if q.get("split") == split]
+    if not chosen:
+        splits = sorted({str(q.get("split")) for q in questions})
+        raise RunMismatchError(f"no benchmark question has split {split!r} (splits: {', '.join(splits)})")
+    records = [run.get(q["id"]) for q in chosen]
+    missing = sum(1 for r in records if r is None)
+    outside = sum(1 for qid in run if by_id[qid].get("split") != split)
+    return chosen, records, missing, outside
+
+
+def evaluate(
+    run: Mapping[Any, Mapping[str, Any]],
+    questions: Sequence[Mapping[str, Any]],
+    flags: Mapping[Any, Mapping[str, bool]] | None,
+    split: str | None = None,
+    predictions: Mapping[Any, str] | None = None,
+    key: str = "auto",
+) -> Evaluation:
+    """Resolve every scored question once and compute all per-question metrics."""
+    from eval.negatives import negatives_report
+    from eval.rank import rank_metrics
+    from eval.ties import tie_report
+
+    chosen, records, missing, outside = select(run, questions, split)
+    resolved = []
+    for q, rec in zip(chosen, records, strict=True):
+        evidence = rec.get("evidence", []) if rec is not None else []
+        ties = (rec.get("cutoff_ties") or []) if rec is not None else []
+        resolved.append(resolve_question(q, evidence, key, extra=ties))
+    rows = [row_from_resolved(r) for r in resolved]
+    answer_rows = None
+    if predictions is not None:
+        from eval.answers import answer_rows as make_answer_rows
+
+        known = {q["id"] for q in questions}
+        unknown = [qid for qid in predictions if qid not in known]
+        if unknown:
+            raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
+        answer_rows = make_answer_rows(chosen, predictions)
+    return Evaluation(
+        questions=list(chosen),
+        resolved=resolved,
+        rows=rows,
+        missing=missing,
+        outside_split=outside,
+        rank=rank_metrics(resolved),
+        ties=tie_report(resolved),
+        negatives=negatives_report(chosen, resolved, flags),
+        flags_found=flags is not None,
+        answer_rows=answer_rows,
+    )
+
+
+def headline_metrics(ev: Evaluation, index: np.ndarray | None = None) -> dict[str, Any]:
+    """Every headline metric as a :class:`~eval.bootstrap.RatioMetric` (optionally on a subset)."""
+    from eval.bootstrap import RatioMetric, mean_metric
+
+    sel = np.arange(len(ev.rows)) if index is None else np.asarray(index, dtype=np.int64)
+    n_ret = np.array([r["n_ret"] for r in ev.rows], dtype=np.float64)[sel]
+    hits = np.array([r["hits"] for r in ev.rows], dtype=np.float64)[sel]
+    trp = np.array([r["trp"] if r["trp"] is not None else np.nan for r in ev.rows], dtype=np.float64)[sel]
+    ccr = np.array([r["ccr"] for r in ev.rows], dtype=np.float64)[sel]
+    ones = np.ones(len(sel))
+    out = {
+        "coverage": RatioMetric((n_ret > 0).astype(np.float64), ones),
+        "TRP_macro": mean_metric(trp, empty=0.0),
+        "TRP_micro": RatioMetric(hits, n_ret, 0.0),
+        "CCR": RatioMetric(ccr, ones),
+    }
+    for name, values in ev.rank["per_question"].items():
+        out[name] = mean_metric(values[sel])
+    if ev.flags_found:
+        for name, vals in ev.negatives["indicators"].items():
+            arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
+            out[name] = mean_metric(arr[sel] if len(arr) else arr)
+    if ev.answer_rows is not None:
+        em = np.array([r["em"] for r in ev.answer_rows], dtype=np.float64)[sel]
+        f1 = np.array([r["f1"] for r in ev.answer_rows], dtype=np.float64)[sel]
+        no_iv = np.array([r["operator"] != "interval" for r in ev.answer_rows], dtype=bool)[sel]
+        out["EM"] = mean_metric(em)
+        out["EM_without_interval"] = mean_metric(np.where(no_iv, em, np.nan))
+        out["F1"] = mean_metric(f1)
+    return out
+
+
+def to_json(
+    ev: Evaluation, n_boot: int = 1000, seed: int = 0, t_query_exposed: bool = True, by: Sequence[str] = BY
+) -> dict[str, Any]:
+    """The SPEC §6.2 object."""
+    from eval.answers import answers_report
+    from eval.bootstrap import bootstrap_ci
+
+    out: dict[str, Any] = {
+        "trp_ccr": aggregate(ev.rows, by=by),
+        "coverage": coverage_by(ev.rows, by=by),
+    }
+    if ev.flags_found:
+        out["negatives"] = ev.negatives["rates"]
+    else:
+        out["negatives"] = {
+            "flags_found": False,
+            "message": "functional flags not found (give --flags, or put functional_negatives.jsonl beside the benchmark)",
+        }
+    out["rank"] = dict(ev.rank["macro"])
+    out["ties"] = ev.ties["summary"]
+    out["ci"] = bootstrap_ci(headline_metrics(ev), n_boot=n_boot, seed=seed)
+    if ev.answer_rows is not None:
+        out["answers"] = answers_report(ev.answer_rows, t_query_exposed=t_query_exposed)
+    out["missing"] = ev.missing
+    out["counts"] = {
+        "n_questions": len(ev.rows),
+        "missing": ev.missing,
+        "run_records_outside_split": ev.outside_split,
+        "rank_evaluated": ev.rank["n_evaluated"],
+        "rank_empty_rel": ev.rank["n_empty_rel"],
+        "negatives": ev.negatives["counts"],
+        "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95},
+    }
+    return out
+
+
+def score_run(
+    run: dict[Any, dict[str, Any]],
+    questions: list[dict[str, Any]],
+    flags: dict[Any, dict[str, bool]] | None,
+    split: str | None = None,
+    predictions: dict[Any, str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    key: str = "auto",
+    t_query_exposed: bool = True,
+) -> dict[str, Any]:
+    """Score a run (``{id: record}``) against benchmark ``questions``: the SPEC §6.2 object.
+
+    Keys: ``trp_ccr`` (exactly the published aggregate), ``coverage``,
+    ``negatives`` (name -> ``{rate, n}``), ``rank`` (macro values), ``ties``
+    (name -> ``{observed, expected, min, max, bias}``), ``ci`` (name -> ``[low,
+    high]``), ``answers`` when ``predictions`` are given, then ``missing`` and
+    ``counts``.
+    """
+    ev = evaluate(run, questions, flags, split=split, predictions=predictions, key=key)
+    return to_json(ev, n_boot=n_boot, seed=seed, t_query_exposed=t_query_exposed)

@@ -1,0 +1,394 @@
+"""TRP and CCR per question and their aggregate (SPEC §3.1, §3.2).
+
+The public functions mirror the dataset's published scorer, so code written
+against it switches by changing one import:
+
+* ``score_question(question, evidence, key='auto') -> row``
+* ``aggregate(rows, by=('complexity', 'operator')) -> dict``
+
+Per question, with ``gold = {(s, r, o) of every S_star triple}`` and
+``tq = float(t_query)``::
+
+    hits = #{retrieved items i : (s_i, r_i, o_i) in gold and t_start_i <= tq <= t_end_i}
+    TRP  = hits / n_ret            (None when n_ret == 0)
+    CCR  = 1 if gold and {(s, r, o) of the hits} == gold else 0
+
+Repeated items count again (no deduplication). The scorer never truncates.
+
+Key spaces (SPEC §3.1). Under ``key='auto'`` an item is compared in the id space
+when both it and the gold carry ids (``s_id, r_id, o_id``), else in the label
+space when both carry labels (``s, r, o``), else an :class:`EvidenceError` names
+the keys of each side. A 5-tuple/list ``(s, r, o, t_start, t_end)`` is compared
+in the gold's space (labels when the gold carries labels, its fields being named
+``s, r, o``; ids when the gold carries ids only). ``key='label'``/``key='id'``
+force one space on both sides.
+
+Evidence mixing both spaces (reading chosen here, outside the conformance
+domain): gold triples are identified in the id space; an item compared in the
+label space stands for the first ``S_star`` triple with its labels.
+
+The :func:`resolve_question` step is shared with the negative, rank and tie
+metrics so that every metric sees the same matching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eval.errors import EvidenceError
+
+LABEL_KEYS = ("s", "r", "o")
+ID_KEYS = ("s_id", "r_id", "o_id")
+TIME_KEYS = ("t_start", "t_end")
+SPACE_KEYS = {"id": ID_KEYS, "label": LABEL_KEYS}
+KEY_CHOICES = ("auto", "label", "id")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One evidence item normalised to ``(s, r, o, t_start, t_end)`` in one space."""
+
+    space: str
+    srot: tuple[Any, Any, Any]
+    t_start: float
+    t_end: float
+    cls: int  # index of the gold triple it matches, -1 when not in gold
+    score: float | None = None
+
+    @property
+    def whole(self) -> tuple[Any, ...]:
+        """The whole item, the unit of deduplication in SPEC §3.4."""
+        return (self.space, *self.srot, self.t_start, self.t_end)
+
+    def valid_at(self, tq: float) -> bool:
+        """``t_start <= tq <= t_end``."""
+        return self.t_start <= tq <= self.t_end
+
+
+@dataclass(frozen=True)
+class GoldTriple:
+    """A benchmark triple with the spaces it carries."""
+
+    keys: dict[str, tuple[Any, Any, Any]]
+    t_start: float
+    t_end: float
+
+    def five(self, space: str) -> tuple[Any, ...] | None:
+        """``(s, r, o, t_start, t_end)`` in ``space``, or None when it lacks it."""
+        srot = self.keys.get(space)
+        return None if srot is None else (*srot, self.t_start, self.t_end)
+
+
+@dataclass
+class Resolved:
+    """A question's gold and evidence after key-space resolution (SPEC §3.1)."""
+
+    qid: Any
+    complexity: Any
+    operator: Any
+    tq: float
+    items: list[Item]
+    n_gold: int
+    gold_space: str
+    class_valid: list[bool] = field(default_factory=list)  # a member of the class is valid at tq
+    class_keys: list[dict[str, tuple[Any, Any, Any]]] = field(default_factory=list)
+    extra: list[Item] = field(default_factory=list)  # cut-off ties (SPEC §3.5), matched like evidence
+
+    @property
+    def n_ret(self) -> int:
+        return len(self.items)
+
+
+def _qname(question: Mapping[str, Any]) -> str:
+    qid = question.get("id") if isinstance(question, Mapping) else None
+    return "question" if qid is None else f"question {qid!r}"
+
+
+def _to_float(value: Any, what: str) -> float:
+    if value is None or isinstance(value, (list, tuple, dict)):
+        raise EvidenceError(f"{what} is {value!r}; expected a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise EvidenceError(f"{what} is {value!r}; expected a number") from None
+
+
+def _carried(obj: Mapping[str, Any]) -> list[str]:
+    return [space for space, keys in SPACE_KEYS.items() if all(k in obj for k in keys)]
+
+
+def _describe_keys(obj: Mapping[str, Any]) -> str:
+    present = [k for k in (*LABEL_KEYS, *ID_KEYS, *TIME_KEYS) if k in obj]
+    return "{" + ", ".join(present) + "}" if present else "no triple keys"
+
+
+def _missing_space_keys(obj: Mapping[str, Any], spaces: Sequence[str]) -> str:
+    parts = []
+    for space in spaces:
+        missing = [k for k in SPACE_KEYS[space] if k not in obj]
+        parts.append(f"{', '.join(missing)} ({space} space)")
+    return " or ".join(parts)
+
+
+def _gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: str = "auto") -> list[GoldTriple]:
+    where = _qname(question)
+    if field_name not in question:
+        raise EvidenceError(f"{where} has no {field_name} field")
+    raw = question[field_name]
+    if raw is None or isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
+        raise EvidenceError(f"{where}: {field_name} is {type(raw).__name__}; expected a list of triples")
+    out = []
+    for j, triple in enumerate(raw):
+        what = f"{where}: {field_name}[{j}]"
+        if not isinstance(triple, Mapping):
+            raise EvidenceError(f"{what} is {type(triple).__name__}; expected a dict triple")
+        spaces = _carried(triple)
+        wanted = ("label", "id") if key == "auto" else (key,)
+        if not any(s in spaces for s in wanted):
+            raise EvidenceError(f"{what} has {_describe_keys(triple)}; missing {_missing_space_keys(triple, wanted)}")
+        for tk in TIME_KEYS:
+            if tk not in triple:
+                raise EvidenceError(f"{what} has no {tk}")
+        keys = {s: tuple(triple[k] for k in SPACE_KEYS[s]) for s in spaces}
+        out.append(
+            GoldTriple(
+                keys=keys,
+                t_start=_to_float(triple["t_start"], f"{what}.t_start"),
+                t_end=_to_float(triple["t_end"], f"{what}.t_end"),
+            )
+        )
+    return out
+
+
+def _raw_item(item: Any, what: str, gold_spaces: set[str], key: str) -> tuple[str, tuple[Any, Any, Any], float, float, Any]:
+    """Normalise one evidence item to ``(space, (s, r, o), t_start, t_end, score)``."""
+    if isinstance(item, Mapping):
+        item_spaces = _carried(item)
+        if key != "auto":
+            if key not in item_spaces:
+                raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, (key,))}")
+            space = key
+        elif "id" in item_spaces and "id" in gold_spaces:
+            space = "id"
+        elif "label" in item_spaces and "label" in gold_spaces:
+            space = "label"
+        elif not item_spaces:
+            raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, ('label', 'id'))}")
+        else:
+            raise EvidenceError(
+                f"{what} carries the {'/'.join(item_spaces)} space but the gold (S_star) carries "
+                f"{'/'.join(sorted(gold_spaces)) or 'neither'}; no shared key space (give key='label' or key='id' "
+                "only when both sides carry it)"
+            )
+        for tk in TIME_KEYS:
+            if tk not in item:
+                raise EvidenceError(f"{what} has no {tk}")
+        srot = tuple(item[k] for k in SPACE_KEYS[space])
+        return space, srot, _to_float(item["t_start"], f"{what}.t_start"), _to_float(item["t_end"], f"{what}.t_end"), item.get("score")
+    if isinstance(item, (tuple, list)):
+        if len(item) != 5:
+            raise EvidenceError(f"{what} has {len(item)} fields; expected 5: (s, r, o, t_start, t_end)")
+        if key != "auto":
+            space = key
+        elif "label" in gold_spaces:
+            space = "label"
+        else:
+            space = "id"
+        return space, (item[0], item[1], item[2]), _to_float(item[3], f"{what} t_start"), _to_float(item[4], f"{what} t_end"), None
+    raise EvidenceError(f"{what} is {type(item).__name__}; expected a dict or a 5-tuple (s, r, o, t_start, t_end)")
+
+
+def _iter_evidence(evidence: Any, where: str) -> Iterable[Any]:
+    if evidence is None or isinstance(evidence, (str, bytes, Mapping)) or not isinstance(evidence, Iterable):
+        raise EvidenceError(f"evidence of {where} is {type(evidence).__name__}; expected an iterable of items")
+    return evidence
+
+
+def resolve_question(
+    question: Mapping[str, Any],
+    evidence: Iterable[Any],
+    key: str = "auto",
+    extra: Iterable[Any] = (),
+) -> Resolved:
+    """Match the evidence of one question against its gold chain (SPEC §3.1).
+
+    Parameters
+    ----------
+    question:
+        A benchmark record with ``S_star`` and ``t_query`` (SPEC §1.3).
+    evidence:
+        Any iterable of items, consumed exactly once.
+    key:
+        ``'auto'``, ``'label'`` or ``'id'``.
+    extra:
+        Items ranked after the evidence (``cutoff_ties``, SPEC §3.5), matched the
+        same way but never counted by TRP/CCR.
+    """
+    if key not in KEY_CHOICES:
+        raise EvidenceError(f"unknown key space {key!r}; expected one of {', '.join(KEY_CHOICES)}")
+    if not isinstance(question, Mapping):
+        raise EvidenceError(f"question is {type(question).__name__}; expected a dict record")
+    where = _qname(question)
+    if "t_query" not in question:
+        raise EvidenceError(f"{where} has no t_query field")
+    tq = _to_float(question["t_query"], f"{where}: t_query")
+    gold = _gold_triples(question, "S_star", key)
+    gold_spaces = set.intersection(*(set(g.keys) for g in gold)) if gold else {"id", "label"}
+    if not gold_spaces:
+        raise EvidenceError(f"{where}: S_star mixes triples with only labels and triples with only ids")
+    if key != "auto":
+        gold_spaces = {key}
+
+    raw = [_raw_item(it, f"evidence item {i} of {where}", gold_spaces, key) for i, it in enumerate(_iter_evidence(evidence, where))]
+    raw_extra = [_raw_item(it, f"cutoff_ties item {i} of {where}", gold_spaces, key) for i, it in enumerate(_iter_evidence(extra, where))]
+
+    used = {r[0] for r in raw}
+    if len(used) == 1:
+        primary = next(iter(used))
+    elif key != "auto":
+        primary = key
+    else:
+        primary = "id" if "id" in gold_spaces else "label"
+
+    # Gold classes: distinct (s, r, o) in the primary space, in S_star order.
+    class_of: dict[tuple[Any, ...], int] = {}
+    class_valid: list[bool] = []
+    class_keys: list[dict[str, tuple[Any, Any, Any]]] = []
+    lookup: dict[str, dict[tuple[Any, ...], int]] = {"id": {}, "label": {}}
+    for g in gold:
+        k = g.keys[primary]
+        if k not in class_of:
+            class_of[k] = len(class_valid)
+            class_valid.append(False)
+            class_keys.append(dict(g.keys))
+        c = class_of[k]
+        if g.t_start <= tq <= g.t_end:
+            class_valid[c] = True
+        for space, srot in g.keys.items():
+            lookup[space].setdefault(srot, c)
+
+    def make(r: tuple[str, tuple[Any, Any, Any], float, float, Any]) -> Item:
+        space, srot, ts, te, score = r
+        score_f = None if score is None or isinstance(score, bool) else score
+        if score_f is not None:
+            try:
+                score_f = float(score_f)
+            except (TypeError, ValueError):
+                score_f = None
+        return Item(space, srot, ts, te, lookup[space].get(srot, -1), score_f)
+
+    return Resolved(
+        qid=question.get("id"),
+        complexity=question.get("complexity"),
+        operator=question.get("operator_type"),
+        tq=tq,
+        items=[make(r) for r in raw],
+        n_gold=len(class_valid),
+        gold_space=primary,
+        class_valid=class_valid,
+        class_keys=class_keys,
+        extra=[make(r) for r in raw_extra],
+    )
+
+
+def row_from_resolved(res: Resolved) -> dict[str, Any]:
+    """The published per-question row (SPEC §3.1) from a resolved question."""
+    tq = res.tq
+    hit_classes = [it.cls for it in res.items if it.cls >= 0 and it.t_start <= tq <= it.t_end]
+    n_ret = len(res.items)
+    hits = len(hit_classes)
+    ccr = 1 if res.n_gold > 0 and len(set(hit_classes)) == res.n_gold else 0
+    return {
+        "id": res.qid,
+        "complexity": res.complexity,
+        "operator": res.operator,
+        "n_ret": n_ret,
+        "hits": hits,
+        "n_gold": res.n_gold,
+        "trp": hits / n_ret if n_ret else None,
+        "ccr": ccr,
+    }
+
+
+def score_question(question: Mapping[str, Any], evidence: Iterable[Any], key: str = "auto") -> dict[str, Any]:
+    """TRP/CCR row of one question (SPEC §3.1).
+
+    Parameters
+    ----------
+    question:
+        Benchmark record (needs ``S_star`` and ``t_query``; ``id``,
+        ``complexity``, ``operator_type`` are copied, ``None`` when absent).
+    evidence:
+        Retrieved items, already cut to k: dicts in label or id space, or
+        5-tuples ``(s, r, o, t_start, t_end)``; any iterable, consumed once.
+    key:
+        ``'auto'`` (per-item rule of SPEC §3.1), ``'label'`` or ``'id'``.
+
+    Returns
+    -------
+    dict
+        ``id, complexity, operator, n_ret, hits, n_gold, trp, ccr`` where
+        ``trp = hits / n_ret`` (None if ``n_ret == 0``) and ``ccr = 1`` iff the
+        gold set is non-empty and equals the set of ``(s, r, o)`` of the hits.
+
+    Raises
+    ------
+    EvidenceError
+        An item of another length, a dict without a full key space or without
+        ``t_start``/``t_end``, or no key space shared with the gold.
+    """
+    return row_from_resolved(resolve_question(question, evidence, key))
+
+
+def aggregate(rows: Iterable[Mapping[str, Any]], by: Sequence[str] = ("complexity", "operator")) -> dict[str, Any]:
+    """Aggregate rows as the published scorer does (SPEC §3.2).
+
+    ``coverage = #{n_ret > 0} / n``; ``TRP_macro`` = mean ``trp`` over rows with
+    ``n_ret > 0`` (0.0 if none); ``TRP_micro = sum(hits) / sum(n_ret)`` (0.0 if
+    the denominator is 0); ``CCR`` = mean ``ccr`` over all rows. For each field
+    ``f`` of ``by``, ``by_f`` maps each value (ordered by ``str(value)``) to
+    ``{'n', 'TRP', 'CCR'}`` with TRP macro inside the slice.
+    Returns ``{'n_questions': 0}`` for no rows.
+    """
+    rows = list(rows)
+    n = len(rows)
+    if n == 0:
+        return {"n_questions": 0}
+    retrieved = [r for r in rows if r["n_ret"] > 0]
+    total_ret = sum(r["n_ret"] for r in rows)
+    out: dict[str, Any] = {
+        "n_questions": n,
+        "coverage": len(retrieved) / n,
+        "TRP_macro": sum(r["trp"] for r in retrieved) / len(retrieved) if retrieved else 0.0,
+        "TRP_micro": sum(r["hits"] for r in rows) / total_ret if total_ret else 0.0,
+        "CCR": sum(r["ccr"] for r in rows) / n,
+    }
+    for name in by:
+        groups: dict[Any, list[Mapping[str, Any]]] = {}
+        for r in rows:
+            groups.setdefault(r.get(name), []).append(r)
+        sliced = {}
+        for value in sorted(groups, key=str):
+            members = groups[value]
+            ret = [r for r in members if r["n_ret"] > 0]
+            sliced[value] = {
+                "n": len(members),
+                "TRP": sum(r["trp"] for r in ret) / len(ret) if ret else 0.0,
+                "CCR": sum(r["ccr"] for r in members) / len(members),
+            }
+        out[f"by_{name}"] = sliced
+    return out
+
+
+def coverage_by(rows: Iterable[Mapping[str, Any]], by: Sequence[str] = ("complexity", "operator")) -> dict[str, Any]:
+    """Per-slice coverage, the separate ``coverage`` object of SPEC §3.2/§6.2."""
+    rows = list(rows)
+    out: dict[str, Any] = {"overall": (sum(1 for r in rows if r["n_ret"] > 0) / len(rows)) if rows else None}
+    for name in by:
+        groups: dict[Any, list[int]] = {}
+        for r in rows:
+            groups.setdefault(r.get(name), []).append(1 if r["n_ret"] > 0 else 0)
+        out[f"by_{name}"] = {v: sum(groups[v]) / len(groups[v]) for v in sorted(groups, key=str)}
+    return out

@@ -1,0 +1,122 @@
+"""Verdict of one reproduced number against the published one (SPEC §4).
+
+The tolerances are data: they live in ``configs/paper_numbers.toml`` under
+``[tolerance.<kind>]`` (defaults below mirror that file), and a claim may
+override them with its own ``tolerance`` table.
+
+Rule, with ``d = reproduced - paper`` and every bound inclusive (plus a
+``1e-9`` slack so a decimal boundary such as ``0.208 - 0.203`` lands on the
+boundary despite binary floating point):
+
+- ``count``: ``OK`` iff ``d == 0``; ``OKish`` iff ``|d| <= okish_rel * max(|paper|, 1)``;
+  else ``FAIL``.
+- ``rate``: ``OK`` iff ``|d| <= ok_abs``; ``OKish`` iff ``|d| <= okish_abs``; else ``FAIL``.
+- ``range``: the paper value is ``[low, high]`` and the reproduced value
+  ``[min, max]``; ``d`` is how far the reproduced interval reaches outside the
+  paper's, ``max(low - min, max - high, 0)``; then the ``rate`` rule on ``d``.
+- A reproduced value of ``None`` (not computable from the files given) is ``n/a``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+OK = "OK"
+OKISH = "OKish"
+FAIL = "FAIL"
+NA = "n/a"
+
+#: Slack for decimal boundaries (binary floats cannot hold 0.005 exactly).
+EPS = 1e-9
+
+DEFAULT_TOLERANCES: dict[str, dict[str, float]] = {
+    "count": {"okish_rel": 0.01},
+    "rate": {"ok_abs": 0.005, "okish_abs": 0.02},
+    "range": {"ok_abs": 0.005, "okish_abs": 0.02},
+}
+
+KINDS = tuple(DEFAULT_TOLERANCES)
+
+
+def delta(paper: Any, reproduced: Any, kind: str) -> float | None:
+    """Signed difference ``reproduced - paper`` (for ``range``: the distance outside).
+
+    Parameters
+    ----------
+    paper, reproduced:
+        Numbers, or ``[low, high]`` pairs for ``kind='range'``.
+    kind:
+        ``count``, ``rate`` or ``range``.
+
+    Returns
+    -------
+    float or None
+        ``None`` when ``reproduced`` is ``None``. For ``range`` the value is
+        ``max(low - min, max - high, 0)`` (never negative).
+    """
+    if reproduced is None:
+        return None
+    if kind == "range":
+        low, high = _pair(paper)
+        rmin, rmax = _pair(reproduced)
+        return max(low - rmin, rmax - high, 0.0)
+    if kind not in DEFAULT_TOLERANCES:
+        raise ValueError(f"unknown claim kind {kind!r}; expected one of {', '.join(KINDS)}")
+    d = float(reproduced) - float(paper)
+    return int(d) if kind == "count" and d == int(d) else d
+
+
+def verdict(
+    paper: Any,
+    reproduced: Any,
+    kind: str,
+    tolerance: Mapping[str, float] | None = None,
+) -> str:
+    """``OK`` / ``OKish`` / ``FAIL`` (or ``n/a``) by the rule of the module docstring.
+
+    Parameters
+    ----------
+    paper, reproduced:
+        The published and the recomputed value (``[low, high]`` for ``range``).
+    kind:
+        ``count``, ``rate`` or ``range``.
+    tolerance:
+        Overrides of the class defaults (keys ``ok_abs``, ``okish_abs``,
+        ``okish_rel``).
+    """
+    if kind not in DEFAULT_TOLERANCES:
+        raise ValueError(f"unknown claim kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if reproduced is None:
+        return NA
+    tol = dict(DEFAULT_TOLERANCES[kind])
+    if tolerance:
+        tol.update(tolerance)
+    d = delta(paper, reproduced, kind)
+    assert d is not None
+    if kind == "count":
+        if d == 0:
+            return OK
+        limit = tol["okish_rel"] * max(abs(float(paper)), 1.0)
+        return OKISH if abs(d) <= limit + EPS else FAIL
+    if abs(d) <= tol["ok_abs"] + EPS:
+        return OK
+    if abs(d) <= tol["okish_abs"] + EPS:
+        return OKISH
+    return FAIL
+
+
+def tolerances_from_toml(table: Mapping[str, Any] | None) -> dict[str, dict[str, float]]:
+    """Class tolerances from the ``[tolerance]`` table, defaults filled in."""
+    out = {k: dict(v) for k, v in DEFAULT_TOLERANCES.items()}
+    for kind, values in (table or {}).items():
+        if kind not in out:
+            raise ValueError(f"unknown tolerance class {kind!r}; expected one of {', '.join(KINDS)}")
+        out[kind].update({str(k): float(v) for k, v in values.items()})
+    return out
+
+
+def _pair(value: Any) -> tuple[float, float]:
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != 2:
+        raise ValueError(f"a range value must be [low, high], got {value!r}")
+    return float(value[0]), float(value[1])

@@ -1,0 +1,190 @@
+"""Benchmark and functional-flag files (SPEC §1.3).
+
+:func:`load_benchmark` returns the validated question records in file order.
+Every problem a user can cause (a truncated or non-JSON line, a missing field, a
+wrong type, an unknown split, an empty ``S_star``) raises
+:class:`~retriever.errors.InputError` naming the file and line. Unknown extra
+fields are kept untouched.
+
+With ``ids_path`` (``benchmark.jsonl``, the Wikidata id space) the id keys
+``s_id, r_id, o_id`` are merged into the labelled triples by question id and
+position, so each triple carries both key spaces (SPEC §1.3, §3.1).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from retriever.errors import InputError, MissingDataError
+
+SPLITS = ("train", "dev", "test")
+TRIPLE_FIELDS = ("S_star", "S_dist", "S_stale")
+LABEL_KEYS = ("s", "r", "o")
+ID_KEYS = ("s_id", "r_id", "o_id")
+TIME_KEYS = ("t_start", "t_end")
+# field -> (accepted types, description)
+_SCALARS: dict[str, tuple[tuple[type, ...], str]] = {
+    "id": ((str, int), "a string id"),
+    "split": ((str,), "one of train/dev/test"),
+    "question": ((str,), "a string"),
+    "answer": ((str, int, float, list), "a string, number or list of aliases"),
+    "t_query": ((int, float), "a number such as 1994.0"),
+    "complexity": ((str,), "a string such as '2hop'"),
+    "operator_type": ((str,), "a string such as 'point_in_time'"),
+}
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
+    if not path.exists():
+        raise MissingDataError(f"file not found: {path}")
+    with path.open("r", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
+                raise InputError(path, number, problem, "one JSON object per line") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, number, f"a JSON {type(obj).__name__}, not an object", "one JSON object per line")
+            yield number, obj
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_triple(path: Path, line: int, where: str, triple: Any) -> None:
+    if not isinstance(triple, dict):
+        raise InputError(path, line, f"{where} is a {type(triple).__name__}", "a triple object")
+    has_label = all(k in triple for k in LABEL_KEYS)
+    has_id = all(k in triple for k in ID_KEYS)
+    if not (has_label or has_id):
+        missing_l = [k for k in LABEL_KEYS if k not in triple]
+        missing_i = [k for k in ID_KEYS if k not in triple]
+        raise InputError(
+            path, line, f"{where} lacks {', '.join(missing_l)} (label space) and {', '.join(missing_i)} (id space)",
+            "s, r, o and/or s_id, r_id, o_id",
+        )
+    for k in (*LABEL_KEYS, *ID_KEYS):
+        if k in triple and not isinstance(triple[k], (str, int)):
+            raise InputError(path, line, f"{where}.{k} is {triple[k]!r}", "a string")
+    for k in TIME_KEYS:
+        if k not in triple:
+            raise InputError(path, line, f"{where} has no {k}", "a number")
+        if not _is_number(triple[k]):
+            raise InputError(path, line, f"{where}.{k} is {triple[k]!r}", "a number")
+
+
+def validate_record(path: Path, line: int, obj: dict[str, Any]) -> None:
+    """Raise :class:`InputError` unless ``obj`` is a SPEC §1.3 question record."""
+    for name, (types, expected) in _SCALARS.items():
+        if name not in obj:
+            raise InputError(path, line, f"missing field '{name}'", expected)
+        value = obj[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise InputError(path, line, f"field '{name}' is {value!r}", expected)
+    if obj["split"] not in SPLITS:
+        raise InputError(path, line, f"unknown split {obj['split']!r}", "one of train/dev/test")
+    for name in TRIPLE_FIELDS:
+        if name not in obj:
+            raise InputError(path, line, f"missing field '{name}'", "a list of triples")
+        if not isinstance(obj[name], list):
+            raise InputError(path, line, f"field '{name}' is a {type(obj[name]).__name__}", "a list of triples")
+        for j, triple in enumerate(obj[name]):
+            _check_triple(path, line, f"{name}[{j}]", triple)
+    if not obj["S_star"]:
+        raise InputError(path, line, f"question {obj['id']!r} has an empty S_star (invalid question)", "a non-empty gold chain")
+
+
+def load_benchmark(path: str | Path, ids_path: str | Path | None = None) -> list[dict[str, Any]]:
+    """Load and validate a benchmark JSONL file (SPEC §1.3).
+
+    Parameters
+    ----------
+    path:
+        ``benchmark_labelled.jsonl`` (or the id-space ``benchmark.jsonl``).
+    ids_path:
+        Optional ``benchmark.jsonl``: its ``s_id, r_id, o_id`` are merged into
+        the triples of ``path`` by question id and triple position.
+
+    Returns
+    -------
+    list of dict
+        The records in file order, extra fields kept.
+    """
+    path = Path(path)
+    records: list[dict[str, Any]] = []
+    lines: dict[Any, int] = {}
+    for line, obj in _json_lines(path):
+        validate_record(path, line, obj)
+        if obj["id"] in lines:
+            raise InputError(path, line, f"duplicate question id {obj['id']!r} (first on line {lines[obj['id']]})", "unique ids")
+        lines[obj["id"]] = line
+        records.append(obj)
+    if ids_path is not None:
+        _merge_ids(records, lines, path, Path(ids_path))
+    return records
+
+
+def _merge_ids(records: list[dict[str, Any]], lines: dict[Any, int], path: Path, ids_path: Path) -> None:
+    by_id = {r["id"]: r for r in records}
+    seen = set()
+    for line, obj in _json_lines(ids_path):
+        qid = obj.get("id")
+        if qid not in by_id:
+            raise InputError(ids_path, line, f"question id {qid!r} is not in {path.name}", "the same questions as the labelled file")
+        seen.add(qid)
+        target = by_id[qid]
+        for name in TRIPLE_FIELDS:
+            theirs = obj.get(name)
+            if not isinstance(theirs, list):
+                raise InputError(ids_path, line, f"field '{name}' is missing or not a list", "a list of triples")
+            ours = target[name]
+            if len(theirs) != len(ours):
+                raise InputError(
+                    ids_path, line, f"{name} of {qid!r} has {len(theirs)} triples, {path.name} line {lines[qid]} has {len(ours)}",
+                    "the same triples in the same order",
+                )
+            for j, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
+                where = f"{name}[{j}]"
+                if not isinstance(other, dict) or not all(k in other for k in ID_KEYS):
+                    raise InputError(ids_path, line, f"{where} lacks s_id, r_id, o_id", "id-space triples")
+                for tk in TIME_KEYS:
+                    if tk in other and tk in mine and other[tk] != mine[tk]:
+                        raise InputError(
+                            ids_path, line, f"{where}.{tk} is {other[tk]!r} but {path.name} line {lines[qid]} has {mine[tk]!r}",
+                            "the same triple in both files",
+                        )
+                for k in ID_KEYS:
+                    if not isinstance(other[k], (str, int)) or isinstance(other[k], bool):
+                        raise InputError(ids_path, line, f"{where}.{k} is {other[k]!r}", "a string")
+                    mine[k] = other[k]
+    missing = [r["id"] for r in records if r["id"] not in seen]
+    if missing:
+        raise InputError(ids_path, None, f"{len(missing)} question(s) of {path.name} are missing, e.g. {missing[0]!r}", "every question")
+
+
+def load_flags(path: str | Path) -> dict[str, dict[str, bool]]:
+    """Load ``functional_negatives.jsonl``: id -> ``{stale_functional, dist_functional}``."""
+    path = Path(path)
+    out: dict[str, dict[str, bool]] = {}
+    for line, obj in _json_lines(path):
+        if "id" not in obj:
+            raise InputError(path, line, "missing field 'id'", "a question id")
+        entry = {}
+        for name in ("stale_functional", "dist_functional"):
+            if name not in obj:
+                raise InputError(path, line, f"missing field '{name}'", "true or false")
+            if not isinstance(obj[name], bool):
+                raise InputError(path, line, f"field '{name}' is {obj[name]!r}", "true or false")
+            entry[name] = obj[name]
+        if obj["id"] in out:
+            raise InputError(path, line, f"duplicate id {obj['id']!r}", "one line per question")
+        out[obj["id"]] = entry
+    return out

@@ -1,0 +1,324 @@
+"""BM25 over KG rows, bit-exact to SPEC §2.1-§2.2.
+
+Document ``i`` is KG row ``i`` with text ``label(s) + " " + label(r) + " " +
+label(o)`` (rendered labels). Its tokens are the concatenation of the three
+labels' tokens: the joining space is neither a word character nor, for
+:meth:`str.lower`'s context rules (final sigma), case-ignorable or cased, so
+tokenizing each distinct label once gives exactly ``tokenize(document)``.
+
+Rows with the same ``(s, r, o)`` have the same document, so term statistics are
+stored once per distinct triple ("group"); ``N``, ``df`` and ``avgdl`` still count
+every row. With ``tf = tf(t, d)``, ``dl = |d|``::
+
+    idf(t)     = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+    norm(d)    = k1 * (1 - b + b * dl / avgdl)
+    score(q,d) = 0.0 + sum over t in dedup(tokens(q)), in first-occurrence order:
+                 idf(t) * (tf * (k1 + 1) / (tf + norm(d)))
+
+evaluated in float64 in exactly this operation order, which is what
+``rank_bm25.BM25Okapi.get_batch_scores`` does with SPEC's idf: ``b * dl`` is
+computed first, then ``/ avgdl``, then ``(1 - b) +``, then ``k1 *``; ``tf`` and
+``dl`` are integers promoted to float64; ``idf`` uses :func:`math.log` per
+distinct ``df``; ``avgdl`` is Python's ``int / int``. A term absent from the
+corpus, or from a document, adds ``+0.0`` and so changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from retriever.tokenize import tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from retriever.kg import KG
+
+K1 = 1.5
+B = 0.75
+_ARRAYS = (
+    "doc_group",
+    "group_len",
+    "group_indptr",
+    "group_terms",
+    "group_tf",
+    "post_indptr",
+    "post_groups",
+    "post_tf",
+    "df",
+)
+
+
+def bm25_idf(n_docs: int, df: int) -> float:
+    """``ln(1 + (N - df + 0.5) / (df + 0.5))`` in float64 (SPEC §2.2)."""
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+class BM25:
+    """BM25 index over KG rows (SPEC §2.1-§2.2); build with :meth:`build`.
+
+    Attributes
+    ----------
+    N:
+        Number of documents (KG rows).
+    avgdl:
+        Mean token count per document: ``total_tokens / N`` (Python float division).
+    vocab:
+        Terms, index = term id.
+    vocab_size:
+        ``len(vocab)``.
+    idf:
+        ``float64[vocab_size]``.
+    doc_len:
+        ``int64[N]``: token count of every document.
+    k1, b:
+        1.5 and 0.75 (SPEC §2.2).
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], vocab: list[str], total_tokens: int, k1: float = K1, b: float = B):
+        for name in _ARRAYS:
+            setattr(self, name, arrays[name])
+        self.vocab = vocab
+        self.term_index = {term: i for i, term in enumerate(vocab)}
+        self.total_tokens = int(total_tokens)
+        self.k1 = k1
+        self.b = b
+        self.N = int(self.doc_group.shape[0])
+        self.avgdl = self.total_tokens / self.N if self.N else 0.0
+        self.idf = np.array([bm25_idf(self.N, d) for d in self.df.tolist()], dtype=np.float64) if self.N else np.zeros(0)
+        dl = self.group_len.astype(np.float64)
+        # Same operation order as SPEC §2.2 / rank_bm25: ((b * dl) / avgdl), then (1 - b) + ..., then k1 * ...
+        self.group_norm = k1 * (1 - b + b * dl / self.avgdl) if self.N else dl
+
+    # -- construction -------------------------------------------------------------
+    @classmethod
+    def build(cls, kg: KG, entity_labels: list[str], relation_labels: list[str], k1: float = K1, b: float = B) -> BM25:
+        """Index every row of ``kg`` with the rendered labels (SPEC §2.1).
+
+        Parameters
+        ----------
+        kg:
+            The KG; document ``i`` is row ``i``.
+        entity_labels, relation_labels:
+            Rendered labels, index = interned id.
+        """
+        vocab: dict[str, int] = {}
+        e_ptr, e_terms, e_tf, e_len = _label_bags(entity_labels, vocab)
+        r_ptr, r_terms, r_tf, r_len = _label_bags(relation_labels, vocab)
+        n_terms = len(vocab)
+        head = kg.head.astype(np.int64)
+        rel = kg.relation.astype(np.int64)
+        tail = kg.tail.astype(np.int64)
+        key = (head * max(kg.n_relations, 1) + rel) * max(kg.n_entities, 1) + tail
+        _, first, doc_group = np.unique(key, return_index=True, return_inverse=True)
+        doc_group = doc_group.reshape(-1).astype(np.int64)
+        gh, gr, gt = head[first], rel[first], tail[first]
+        n_groups = first.shape[0]
+        owner_parts, term_parts, tf_parts = [], [], []
+        for ids, ptr, terms, tfs in ((gh, e_ptr, e_terms, e_tf), (gr, r_ptr, r_terms, r_tf), (gt, e_ptr, e_terms, e_tf)):
+            lengths = ptr[ids + 1] - ptr[ids]
+            index = _ranges(ptr[ids], lengths)
+            owner_parts.append(np.repeat(np.arange(n_groups, dtype=np.int64), lengths))
+            term_parts.append(terms[index])
+            tf_parts.append(tfs[index])
+        owner = np.concatenate(owner_parts)
+        terms = np.concatenate(term_parts)
+        tf = np.concatenate(tf_parts)
+        # Merge a term shared by two of the three labels into one (group, term) entry.
+        entry_key = owner * max(n_terms, 1) + terms
+        order = np.argsort(entry_key, kind="stable")
+        entry_key = entry_key[order]
+        tf = tf[order]
+        starts = np.flatnonzero(np.r_[True, entry_key[1:] != entry_key[:-1]]) if entry_key.size else np.zeros(0, np.int64)
+        uniq = entry_key[starts]
+        g_tf = np.add.reduceat(tf, starts) if starts.size else tf
+        g_owner = uniq // max(n_terms, 1)
+        g_terms = uniq % max(n_terms, 1)
+        group_indptr = np.zeros(n_groups + 1, dtype=np.int64)
+        np.cumsum(np.bincount(g_owner, minlength=n_groups), out=group_indptr[1:])
+        group_len = e_len[gh] + r_len[gr] + e_len[gt]
+        multiplicity = np.bincount(doc_group, minlength=n_groups)
+        df = np.bincount(g_terms, weights=multiplicity[g_owner], minlength=n_terms).astype(np.int64)
+        vocab_list = list(vocab)
+        if n_terms and not df.all():
+            # Labels of ids that head no document (possible for a hand-built KG)
+            # must not put terms with df = 0 into the vocabulary.
+            keep = df > 0
+            new_id = np.cumsum(keep) - 1
+            g_terms = new_id[g_terms]
+            df = df[keep]
+            vocab_list = [term for term, kept in zip(vocab_list, keep.tolist(), strict=True) if kept]
+            n_terms = len(vocab_list)
+        # Postings: stable sort by term keeps groups ascending within a term.
+        by_term = np.argsort(g_terms, kind="stable")
+        post_indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(g_terms, minlength=n_terms), out=post_indptr[1:])
+        arrays = {
+            "doc_group": doc_group,
+            "group_len": group_len.astype(np.int64),
+            "group_indptr": group_indptr,
+            "group_terms": g_terms.astype(np.int32),
+            "group_tf": g_tf.astype(np.int32),
+            "post_indptr": post_indptr,
+            "post_groups": g_owner[by_term].astype(np.int64),
+            "post_tf": g_tf[by_term].astype(np.int32),
+            "df": df,
+        }
+        total_tokens = int(np.dot(multiplicity.astype(np.int64), group_len.astype(np.int64)))
+        return cls(arrays, vocab_list, total_tokens, k1=k1, b=b)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays needed to rebuild this index with :meth:`from_arrays`."""
+        return {name: getattr(self, name) for name in _ARRAYS}
+
+    def metadata(self) -> dict[str, Any]:
+        """JSON-serialisable scalars and the vocabulary."""
+        return {"vocab": self.vocab, "total_tokens": self.total_tokens, "k1": self.k1, "b": self.b}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], metadata: dict[str, Any]) -> BM25:
+        """Inverse of :meth:`to_arrays` + :meth:`metadata`."""
+        return cls(arrays, list(metadata["vocab"]), int(metadata["total_tokens"]), metadata["k1"], metadata["b"])
+
+    # -- statistics ---------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        """Number of distinct terms in the corpus."""
+        return len(self.vocab)
+
+    @cached_property
+    def doc_len(self) -> np.ndarray:
+        """``int64[N]`` token count of every document."""
+        return self.group_len[self.doc_group]
+
+    def doc_terms(self, doc_id: int) -> dict[str, int]:
+        """Term frequencies of one document (for inspection and tests)."""
+        g = int(self.doc_group[doc_id])
+        lo, hi = self.group_indptr[g], self.group_indptr[g + 1]
+        return {self.vocab[t]: int(f) for t, f in zip(self.group_terms[lo:hi].tolist(), self.group_tf[lo:hi].tolist(), strict=True)}
+
+    # -- scoring ------------------------------------------------------------------
+    def query_terms(self, text: str) -> np.ndarray:
+        """Term ids of ``tokenize(text)``, deduplicated in first-occurrence order, absent terms dropped."""
+        seen: set[str] = set()
+        out = []
+        for token in tokenize(text):
+            if token not in seen:
+                seen.add(token)
+                term = self.term_index.get(token)
+                if term is not None:
+                    out.append(term)
+        return np.asarray(out, dtype=np.int64)
+
+    def _terms(self, query: str | np.ndarray | list[int]) -> np.ndarray:
+        return self.query_terms(query) if isinstance(query, str) else np.asarray(query, dtype=np.int64).reshape(-1)
+
+    def score(self, query: str | np.ndarray | list[int], doc_ids: np.ndarray | list[int]) -> np.ndarray:
+        """BM25 scores of ``doc_ids`` for ``query`` (SPEC §2.2), aligned with ``doc_ids``.
+
+        Parameters
+        ----------
+        query:
+            Question text, or term ids already in the order to sum (see
+            :meth:`query_terms`).
+        doc_ids:
+            Any integer array of row ids (repeats and any order allowed).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``float64``, bit-identical to ``rank_bm25`` with SPEC's idf.
+        """
+        terms = self._terms(query)
+        docs = np.asarray(doc_ids, dtype=np.int64).reshape(-1)
+        if docs.size and (docs.min() < 0 or docs.max() >= self.N):
+            raise IndexError(f"document id out of range [0, {self.N})")
+        groups = self.doc_group[docs]
+        norm = self.group_norm[groups]
+        scores = np.zeros(docs.shape[0], dtype=np.float64)
+        k1_plus_1 = self.k1 + 1
+        for term in terms.tolist():
+            lo, hi = self.post_indptr[term], self.post_indptr[term + 1]
+            posting = self.post_groups[lo:hi]
+            if posting.shape[0] == 0:
+                continue
+            at = np.searchsorted(posting, groups)
+            at[at == posting.shape[0]] = 0
+            hit = posting[at] == groups
+            if not hit.any():
+                continue  # every contribution is +0.0
+            tf = np.where(hit, self.post_tf[lo:hi][at], 0).astype(np.float64)
+            scores += self.idf[term] * (tf * k1_plus_1 / (tf + norm))
+        return scores
+
+    def group_scores(self, query: str | np.ndarray | list[int]) -> np.ndarray:
+        """Dense ``float64`` scores of every distinct ``(s, r, o)`` group (same arithmetic as :meth:`score`)."""
+        terms = self._terms(query)
+        scores = np.zeros(self.group_len.shape[0], dtype=np.float64)
+        k1_plus_1 = self.k1 + 1
+        for term in terms.tolist():
+            lo, hi = self.post_indptr[term], self.post_indptr[term + 1]
+            groups = self.post_groups[lo:hi]
+            tf = self.post_tf[lo:hi].astype(np.float64)
+            scores[groups] += self.idf[term] * (tf * k1_plus_1 / (tf + self.group_norm[groups]))
+        return scores
+
+    def topk(self, query: str | np.ndarray | list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``min(k, N)`` best documents over the whole corpus.
+
+        Order: score descending, ties by ascending document id; when fewer than
+        ``k`` documents score above zero, zero-score documents follow in id order.
+
+        Returns
+        -------
+        (doc_ids, scores)
+            ``int64`` and ``float64`` arrays.
+        """
+        k = max(0, min(int(k), self.N))
+        row_scores = self.group_scores(query)[self.doc_group]
+        positive = np.flatnonzero(row_scores > 0)
+        order = positive[np.lexsort((positive, -row_scores[positive]))][:k]
+        if order.shape[0] < k:
+            mask = np.ones(self.N, dtype=bool)
+            mask[positive] = False
+            order = np.concatenate([order, np.flatnonzero(mask)[: k - order.shape[0]]])
+        return order.astype(np.int64), row_scores[order]
+
+
+def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """CSR bag of words per label; each distinct label string is tokenized once."""
+    cache: dict[str, tuple[list[int], list[int]]] = {}
+    indptr = [0]
+    terms: list[int] = []
+    counts: list[int] = []
+    lengths = np.zeros(len(labels), dtype=np.int64)
+    for i, label in enumerate(labels):
+        bag = cache.get(label)
+        if bag is None:
+            tokens = tokenize(label)
+            tally: dict[int, int] = {}
+            for token in tokens:
+                term = vocab.setdefault(token, len(vocab))
+                tally[term] = tally.get(term, 0) + 1
+            bag = cache[label] = (list(tally), list(tally.values()))
+        terms.extend(bag[0])
+        counts.extend(bag[1])
+        indptr.append(len(terms))
+        lengths[i] = sum(bag[1])
+    return (
+        np.asarray(indptr, dtype=np.int64),
+        np.asarray(terms, dtype=np.int64),
+        np.asarray(counts, dtype=np.int64),
+        lengths,
+    )
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(starts[i], starts[i] + lengths[i])`` without a Python loop."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, lengths)

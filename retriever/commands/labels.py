@@ -1,0 +1,63 @@
+"""``tempbench labels``: harvest labels from the benchmark files into a TSV (SPEC §1.2).
+
+Pairs ``benchmark_labelled.jsonl`` with ``benchmark.jsonl`` by question id and by
+position in ``S_star``/``S_dist``/``S_stale``. With ``--merge`` the existing
+labels file is combined in (it wins; harvested labels fill only its gaps).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from retriever.paths import add_data_arguments
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options: data selection, ``--out``, ``--merge``."""
+    add_data_arguments(parser, kg=True, benchmark=True)
+    parser.add_argument("--out", metavar="TSV", required=True, help="labels TSV to write (id<TAB>label, with header)")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="combine with the labels file (--labels or DIR/labels.tsv): the file wins, harvested labels fill gaps",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Harvest, optionally merge, write the TSV atomically and print a summary."""
+    from retriever.atomic import atomic_open
+    from retriever.console import info, print_table
+    from retriever.errors import ConfigError
+    from retriever.labels import TSV_HEADER, combine_labels, harvest_labels, load_labels
+    from retriever.paths import data_from_args
+
+    data = data_from_args(args)
+    data.require("benchmark")
+    harvested = harvest_labels(data.benchmark, data.benchmark_ids)
+    file_labels = {}
+    if args.merge:
+        data.require("labels")
+        file_labels = load_labels(data.labels)
+    labels = combine_labels(file_labels, harvested)
+    bad = [i for i, lab in labels.items() if any(c in i + lab for c in "\t\r\n")]
+    if bad:
+        raise ConfigError(f"{len(bad)} id/label pair(s) contain a tab or line break and cannot be written as TSV, e.g. {bad[0]!r}")
+    with atomic_open(args.out) as handle:
+        handle.write(TSV_HEADER + "\n")
+        for id_, label in labels.items():
+            handle.write(f"{id_}\t{label}\n")
+    for id_, others in list(harvested.conflicts.items())[:5]:
+        info(f"note: {id_} has several labels; kept {harvested[id_]!r}, ignored {others}")
+    rows = [
+        ("benchmark", str(data.benchmark)),
+        ("id file", str(data.benchmark_ids) if data.benchmark_ids else None),
+        ("harvested ids", len(harvested)),
+        ("entities (Q…)", sum(1 for i in harvested if i.startswith("Q"))),
+        ("relations (P…)", sum(1 for i in harvested if i.startswith("P"))),
+        ("ids with conflicting labels", len(harvested.conflicts)),
+        ("from labels file", len(file_labels) if args.merge else None),
+        ("written", len(labels)),
+        ("output", str(args.out)),
+    ]
+    print_table("harvested labels", ["statistic", "value"], rows)
+    return 0

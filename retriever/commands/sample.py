@@ -1,0 +1,85 @@
+"""``tempbench sample``: generate the TempBench-like stand-in data (SPEC §5).
+
+Writes the release layout (SPEC §1.5) to ``--out`` or, by default, to the
+per-user sample directory that every other command uses when given no data,
+then prints the counts by split x complexity x operator and the functional
+shares of the stale and distractor negatives.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options: ``--scale``, ``--seed``, ``--out``."""
+    from retriever.paths import DEFAULT_SCALE, DEFAULT_SEED
+
+    parser.add_argument("--scale", choices=("small", "full", "tiny"), default=DEFAULT_SCALE,
+                        help="small (default: ~2.5k entities, 40k rows, 1,500 questions), full (the real file's size: "
+                             "550,376 rows, 8,710 questions) or tiny (tests)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default %(default)s); same seed, same bytes")
+    parser.add_argument("--out", metavar="DIR", help="output directory (default: the per-user sample directory)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate the sample and print its summary tables."""
+    import json
+    import time
+
+    from retriever.console import info
+    from retriever.paths import default_sample_dir
+    from retriever.sample import generate_sample
+
+    out = Path(args.out) if args.out else default_sample_dir(args.scale, args.seed)
+    start = time.perf_counter()
+    generate_sample(out, scale=args.scale, seed=args.seed)
+    elapsed = time.perf_counter() - start
+    info(f"wrote {args.scale} sample (seed {args.seed}) to {out} in {elapsed:.2f} s")
+    records = [json.loads(line) for line in (out / "benchmark" / "benchmark_labelled.jsonl").open(encoding="utf-8")]
+    flags = [json.loads(line) for line in (out / "benchmark" / "functional_negatives.jsonl").open(encoding="utf-8")]
+    manifest = json.loads((out / "MANIFEST.json").read_text(encoding="utf-8"))
+    print_summary(manifest, records, flags)
+    return 0
+
+
+def print_summary(manifest: dict, records: list[dict], flags: list[dict]) -> None:
+    """Print KG counts, split x complexity x operator counts and functional shares."""
+    from retriever.console import print_table
+
+    c = manifest["counts"]
+    print_table("Generated KG", ["statistic", "value"], [
+        ("rows", c["rows"]), ("entities", c["entities"]), ("relations", c["relations"]),
+        ("labels", c["labels"]), ("years", f"{c['year_min']}-{c['year_max']}"), ("questions", c["questions"]),
+    ])
+    print_table("Questions by split x complexity x operator", *summary_rows(records))
+    flag_of = {f["id"]: f for f in flags}
+    rows = []
+    for split in ("train", "dev", "test", "all"):
+        ids = [r["id"] for r in records if split == "all" or r["split"] == split]
+        if not ids:
+            continue
+        n = len(ids)
+        stale = sum(1 for i in ids if flag_of.get(i, {}).get("stale_functional"))
+        dist = sum(1 for i in ids if flag_of.get(i, {}).get("dist_functional"))
+        rows.append((split, n, stale, stale / n, dist, dist / n))
+    print_table("Functional negatives", ["split", "questions", "stale functional", "share", "dist functional", "share"], rows)
+
+
+def summary_rows(records: list[dict]) -> tuple[list[str], list[tuple]]:
+    """Columns and rows of the split x operator (rows) x complexity (columns) count table, with totals."""
+    ops = sorted({r["operator_type"] for r in records})
+    splits = [s for s in ("train", "dev", "test") if any(r["split"] == s for r in records)]
+    complexities = sorted({r["complexity"] for r in records})
+    counts: dict[tuple[str, str, str], int] = {}
+    for r in records:
+        key = (r["split"], r["operator_type"], r["complexity"])
+        counts[key] = counts.get(key, 0) + 1
+    rows: list[tuple] = []
+    for s in splits + ["all"]:
+        for op in ops + ["all"]:
+            vals = [sum(v for (ks, ko, kc), v in counts.items()
+                        if (s == "all" or ks == s) and (op == "all" or ko == op) and kc == cx) for cx in complexities]
+            rows.append((s, op, *vals, sum(vals)))
+    return ["split", "operator", *complexities, "total"], rows

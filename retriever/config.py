@@ -1,0 +1,259 @@
+"""Retriever configuration: every rule of SPEC §2 is a key with SPEC's default.
+
+A configuration is a flat TOML file (see ``configs/README.md`` for every key,
+its default, and whether SPEC fixes it or it is our *decision*). The four
+configurations of SPEC §2.6 ship in ``configs/`` and are loaded by name.
+Command-line overrides ``--set key=value`` are parsed as TOML values
+(``--set caps=[60,200]``, ``--set temporal_filter=false``); a value that is not
+valid TOML is taken as a bare string (``--set anchor=linker``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retriever.errors import ConfigError
+
+SHIPPED = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
+
+# key -> allowed values, for the string-valued choice keys.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "anchor": ("oracle", "linker"),
+    "cap_scope": ("per_hop", "per_node"),
+    "cap_counts": ("rows", "unique_triples"),
+    "linker_match": ("substring", "word"),
+    "oracle_label_ties": ("first", "none"),
+    "tie_break": ("reverse_lex", "pool_order"),
+    "homonym_order": ("pool", "edge_id"),
+}
+
+# Fields a line template may use (SPEC §2.5): labels, ids and the rendered time.
+TEMPLATE_FIELDS = ("s", "r", "o", "t", "s_id", "r_id", "o_id", "t_start", "t_end")
+
+
+@dataclass(frozen=True)
+class RetrieverConfig:
+    """One retriever configuration (SPEC §2.3-§2.6).
+
+    Attributes
+    ----------
+    name:
+        Run name; the run file is ``<name>.jsonl``.
+    description:
+        Free text, copied to the run's metadata.
+    anchor:
+        ``"oracle"`` (gold first-hop subject, §2.3 fixed) or ``"linker"``
+        (longest-substring linker, §2.3).
+    hops:
+        BFS depth ``H`` (§2.4; 2, or 3 in the ablation).
+    caps:
+        Per-hop caps ``C[h]`` for hops 1..H (§2.4 fixed: 60, 200, 400).
+    temporal_filter:
+        Keep only rows with ``t_start <= t_query <= t_end`` (§2.4 fixed, on);
+        off is the stale-blind ablation.
+    k:
+        Number of evidence lines returned (§2.5 fixed: 15; 25 for 3 hops).
+    cap_scope:
+        ``"per_hop"`` (decision, default): the cap bounds the rows one hop adds.
+        ``"per_node"``: each frontier node contributes at most ``C[h]`` rows.
+    cap_counts:
+        ``"rows"`` (decision, default): the cap counts rows before the
+        ``(s, r, o)`` deduplication. ``"unique_triples"``: it counts triples new
+        to the pool.
+    line_template:
+        ``str.format`` template of an evidence line (§2.5 decision); fields
+        ``s r o t s_id r_id o_id t_start t_end``.
+    linker_match:
+        ``"substring"`` (decision, default) or ``"word"``: the match must not
+        touch a ``\\w`` character on either side.
+    linker_min_length:
+        Minimum length of a lowercased label the linker considers (decision: 2).
+    query_includes_t_query:
+        Append the query year to the BM25 query (§2.2 decision: no).
+    oracle_label_ties:
+        When the oracle falls back to a label that several KG entities render
+        as: ``"first"`` in entity load order (§2.3 decision) or ``"none"``
+        (no anchor).
+    tie_break:
+        Order among equal scores: ``"reverse_lex"`` on the rendered line (§2.5
+        fixed) or ``"pool_order"`` (the stable sort of the card's earlier
+        scripts; for diffs only).
+    homonym_order:
+        Order among identical lines with equal scores: ``"pool"`` order (§2.5
+        decision) or ascending ``"edge_id"`` of the kept row.
+    """
+
+    name: str = "custom"
+    description: str = ""
+    anchor: str = "oracle"
+    hops: int = 2
+    caps: tuple[int, ...] = (60, 200, 400)
+    temporal_filter: bool = True
+    k: int = 15
+    cap_scope: str = "per_hop"
+    cap_counts: str = "rows"
+    line_template: str = "{s} | {r} | {o} | {t}"
+    linker_match: str = "substring"
+    linker_min_length: int = 2
+    query_includes_t_query: bool = False
+    oracle_label_ties: str = "first"
+    tie_break: str = "reverse_lex"
+    homonym_order: str = "pool"
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every key and value, JSON-serialisable, in declaration order."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name.startswith("_"):
+                continue
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def replace(self, **changes: Any) -> RetrieverConfig:
+        """A copy with some keys changed (validated)."""
+        return from_mapping({**self.to_dict(), **changes}, source="replace()")
+
+
+def valid_keys() -> list[str]:
+    """The configuration keys, in declaration order."""
+    return [f.name for f in dataclasses.fields(RetrieverConfig) if not f.name.startswith("_")]
+
+
+def _expect(key: str, value: Any, expected: str) -> ConfigError:
+    return ConfigError(f"config key '{key}' has invalid value {value!r} (expected {expected})")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate(cfg: RetrieverConfig) -> None:
+    """Raise :class:`ConfigError` naming the key, the value and what was expected."""
+    for key in ("name", "description", "line_template"):
+        if not isinstance(getattr(cfg, key), str):
+            raise _expect(key, getattr(cfg, key), "a string")
+    if not cfg.name or any(ch in cfg.name for ch in "/\\\0"):
+        raise _expect("name", cfg.name, "a non-empty file name without path separators")
+    for key, allowed in CHOICES.items():
+        if getattr(cfg, key) not in allowed:
+            raise _expect(key, getattr(cfg, key), "one of " + ", ".join(repr(a) for a in allowed))
+    for key in ("temporal_filter", "query_includes_t_query"):
+        if not isinstance(getattr(cfg, key), bool):
+            raise _expect(key, getattr(cfg, key), "true or false")
+    for key, low in (("hops", 1), ("k", 1), ("linker_min_length", 1)):
+        if not _is_int(getattr(cfg, key)) or getattr(cfg, key) < low:
+            raise _expect(key, getattr(cfg, key), f"an integer >= {low}")
+    caps = cfg.caps
+    if not isinstance(caps, tuple) or not all(_is_int(c) and c >= 0 for c in caps):
+        raise _expect("caps", list(caps) if isinstance(caps, tuple) else caps, "a list of integers >= 0")
+    if len(caps) < cfg.hops:
+        raise _expect("caps", list(caps), f"at least hops={cfg.hops} entries, one cap per hop")
+    try:
+        names = {fname for _, fname, _, _ in string.Formatter().parse(cfg.line_template) if fname is not None}
+        cfg.line_template.format(**{f: "x" for f in TEMPLATE_FIELDS})
+    except (ValueError, KeyError, IndexError, AttributeError) as exc:
+        raise _expect(
+            "line_template", cfg.line_template, "a str.format template using only {" + "} {".join(TEMPLATE_FIELDS) + "}"
+        ) from exc
+    unknown = sorted(n for n in names if n.split(".")[0].split("[")[0] not in TEMPLATE_FIELDS)
+    if unknown:
+        raise _expect("line_template", cfg.line_template, "fields among " + ", ".join(TEMPLATE_FIELDS))
+
+
+def from_mapping(values: dict[str, Any], source: str = "config") -> RetrieverConfig:
+    """Build a config from a flat mapping; unknown keys are an error listing the valid ones."""
+    keys = valid_keys()
+    unknown = [k for k in values if k not in keys]
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown config key{'s' if len(unknown) > 1 else ''} "
+            + ", ".join(repr(k) for k in unknown)
+            + " (valid keys: "
+            + ", ".join(keys)
+            + ")"
+        )
+    kwargs = dict(values)
+    if "caps" in kwargs:
+        caps = kwargs["caps"]
+        if not isinstance(caps, (list, tuple)):
+            raise _expect("caps", caps, "a list of integers >= 0")
+        kwargs["caps"] = tuple(caps)
+    try:
+        return RetrieverConfig(**kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    nested = [k for k, v in data.items() if isinstance(v, dict)]
+    if nested:
+        raise ConfigError(f"{path}: tables are not allowed ({', '.join(nested)}); keys are flat (valid keys: {', '.join(valid_keys())})")
+    return data
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """Parse one ``key=value``; the value is TOML, or a bare string when it is not."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    if "=" not in text:
+        raise ConfigError(f"--set {text!r}: expected key=value")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    raw = raw.strip()
+    if key not in valid_keys():
+        raise ConfigError(f"--set {text!r}: unknown config key {key!r} (valid keys: {', '.join(valid_keys())})")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> RetrieverConfig:
+    """Load a shipped configuration by name, or a TOML file, then apply ``--set`` overrides.
+
+    Parameters
+    ----------
+    name_or_path:
+        ``oracle``, ``nonoracle``, ``stale_blind``, ``hop3_k25`` (SPEC §2.6) or a
+        path to a TOML file. A file without ``name`` takes its file stem.
+    overrides:
+        ``key=value`` strings, values parsed as TOML.
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if text in SHIPPED and not path.exists():
+        from retriever.paths import shipped_configs_dir
+
+        path = shipped_configs_dir() / f"{text}.toml"
+    elif not path.exists():
+        raise ConfigError(f"config {text!r} is neither a shipped configuration ({', '.join(SHIPPED)}) nor an existing file")
+    values = _read_toml(path)
+    values.setdefault("name", path.stem)
+    for item in overrides:
+        key, value = parse_override(item)
+        values[key] = value
+    return from_mapping(values, source=str(path))

@@ -1,0 +1,138 @@
+"""Per-entity incidence index (SPEC §2.4): the rows touching each entity.
+
+The graph is undirected: row ``i`` is incident to ``head[i]`` and ``tail[i]``;
+a self-loop row (``head == tail``) is listed once. Two CSR layouts share one
+``indptr`` over entities:
+
+- ``rows``: each entity's rows in ascending row id (= CSV load order);
+- ``year_rows`` / ``year_keys``: the same rows sorted by ``(year, row)``, with
+  ``year_keys = entity * span + (year - min_year)`` so that the rows of any
+  ``(entity, year)`` pair, or of many entities in one year, are a
+  :func:`numpy.searchsorted` away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from retriever.kg import KG
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+_EMPTY.setflags(write=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Incidence:
+    """CSR incidence of a :class:`~retriever.kg.KG` (build with :meth:`build`).
+
+    Attributes
+    ----------
+    indptr:
+        ``int64[n_entities + 1]``; entity ``e`` owns positions ``indptr[e]:indptr[e+1]``.
+    rows:
+        ``int64``: row ids, ascending within each entity.
+    year_rows:
+        ``int64``: row ids sorted by ``(year, row)`` within each entity.
+    year_keys:
+        ``int64``: ``entity * span + (year - min_year)`` for ``year_rows`` (non-decreasing).
+    min_year, span:
+        Year offset and ``max_year - min_year + 1``.
+    """
+
+    indptr: np.ndarray
+    rows: np.ndarray
+    year_rows: np.ndarray
+    year_keys: np.ndarray
+    min_year: int
+    span: int
+
+    @classmethod
+    def build(cls, kg: KG) -> Incidence:
+        """Build both layouts with vectorized sorts (no per-row Python work)."""
+        n = kg.n_rows
+        row_ids = np.arange(n, dtype=np.int64)
+        loop = kg.head == kg.tail
+        ents = np.concatenate([kg.head.astype(np.int64), kg.tail[~loop].astype(np.int64)])
+        rows = np.concatenate([row_ids, row_ids[~loop]])
+        order = np.lexsort((rows, ents))
+        ents, rows = ents[order], rows[order]
+        counts = np.bincount(ents, minlength=kg.n_entities)
+        indptr = np.zeros(kg.n_entities + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        min_year = int(kg.year.min()) if n else 0
+        span = int(kg.year.max()) - min_year + 1 if n else 1
+        years = kg.year[rows] - min_year
+        # rows are already ascending within each entity, so a stable sort on
+        # (entity, year) keeps rows ascending inside each (entity, year) group.
+        keys = ents * span + years
+        by_year = np.argsort(keys, kind="stable")
+        for arr in (indptr, rows):
+            arr.setflags(write=False)
+        year_rows = rows[by_year]
+        year_keys = keys[by_year]
+        year_rows.setflags(write=False)
+        year_keys.setflags(write=False)
+        return cls(indptr, rows, year_rows, year_keys, min_year, span)
+
+    @property
+    def n_entities(self) -> int:
+        """Number of entities indexed."""
+        return int(self.indptr.shape[0] - 1)
+
+    def degree(self, entity: int) -> int:
+        """Number of distinct rows incident to ``entity``."""
+        return int(self.indptr[entity + 1] - self.indptr[entity])
+
+    def rows_of(self, entity: int) -> np.ndarray:
+        """Rows incident to ``entity``, ascending row id (read-only view)."""
+        return self.rows[self.indptr[entity] : self.indptr[entity + 1]]
+
+    def _year_offset(self, year: int | float) -> int | None:
+        if isinstance(year, float | np.floating) and not float(year).is_integer():
+            return None  # a non-whole t_query matches no row (SPEC §2.4)
+        offset = int(year) - self.min_year
+        return offset if 0 <= offset < self.span else None
+
+    def rows_at(self, entity: int, year: int | float) -> np.ndarray:
+        """Rows incident to ``entity`` whose year equals ``year``, ascending row id."""
+        offset = self._year_offset(year)
+        if offset is None:
+            return _EMPTY
+        start, stop = self.indptr[entity], self.indptr[entity + 1]
+        key = entity * self.span + offset
+        keys = self.year_keys[start:stop]
+        lo = start + np.searchsorted(keys, key, "left")
+        hi = start + np.searchsorted(keys, key, "right")
+        return self.year_rows[lo:hi]
+
+    def rows_of_many(self, entities: np.ndarray | list[int]) -> np.ndarray:
+        """Sorted unique rows incident to any of ``entities`` (vectorized)."""
+        ents = np.asarray(entities, dtype=np.int64)
+        return np.unique(_gather(self.rows, self.indptr[ents], self.indptr[ents + 1]))
+
+    def rows_at_many(self, entities: np.ndarray | list[int], year: int | float) -> np.ndarray:
+        """Sorted unique rows with ``year`` incident to any of ``entities`` (vectorized)."""
+        offset = self._year_offset(year)
+        ents = np.asarray(entities, dtype=np.int64)
+        if offset is None or ents.size == 0:
+            return _EMPTY
+        keys = ents * self.span + offset
+        lo = np.searchsorted(self.year_keys, keys, "left")
+        hi = np.searchsorted(self.year_keys, keys, "right")
+        return np.unique(_gather(self.year_rows, lo, hi))
+
+
+def _gather(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Concatenation of ``values[starts[i]:stops[i]]`` for all ``i`` without a Python loop."""
+    lengths = (stops - starts).astype(np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return _EMPTY
+    # position p in the output belongs to slice i; its index is starts[i] + (p - offset_i)
+    offsets = np.cumsum(lengths) - lengths
+    index = np.arange(total, dtype=np.int64) + np.repeat(starts.astype(np.int64) - offsets, lengths)
+    return values[index]

@@ -1,0 +1,307 @@
+"""The KG index: column arrays, rendered labels, incidence and BM25, with a cache.
+
+:func:`load_index` builds everything from the inputs (SPEC §1.1, §1.2, §2.1) or
+loads it from a cache directory. The cache cannot execute code on load: arrays
+go into one ``.npz`` read with ``allow_pickle=False``, strings and scalars into
+JSON. Layout::
+
+    <cache_dir>/<fingerprint>/arrays.npz
+    <cache_dir>/<fingerprint>/meta.json
+    <cache_dir>/<fingerprint>/manifest.json   (sha256 of the two files above)
+
+The fingerprint is the sha256 of the format version, the sha256 of every input
+file and the BM25 options, so a changed input gets a new directory (a rebuild).
+An entry whose checksums do not match, or that fails to load, is reported on
+stderr, deleted and rebuilt. Entries are written to a temporary directory and
+renamed into place, so a crash never leaves a half-written entry under its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retriever.bm25 import BM25, K1, B
+from retriever.errors import MissingDataError
+from retriever.incidence import Incidence
+from retriever.kg import KG, load_edgelist
+from retriever.labels import combine_labels, harvest_labels, load_labels, render
+
+FORMAT_VERSION = 1
+_KG_ARRAYS = ("head", "tail", "relation", "year")
+_INC_ARRAYS = ("indptr", "rows", "year_rows", "year_keys")
+
+
+@dataclass(frozen=True, eq=False)
+class KGIndex:
+    """Everything the retriever needs about the KG.
+
+    Attributes
+    ----------
+    kg:
+        The edge list as arrays (SPEC §1.1).
+    labels:
+        Combined ``id -> label`` map (labels file, then harvested; SPEC §1.2),
+        including ids that are not in the KG.
+    entity_labels, relation_labels:
+        Rendered labels (raw id when missing), index = interned id.
+    incidence:
+        Per-entity rows and ``(entity, year)`` index (SPEC §2.4).
+    bm25:
+        The BM25 index, one document per row (SPEC §2.1-§2.2).
+    fingerprint:
+        sha256 of the inputs and options (the cache key).
+    from_cache:
+        Whether this index was loaded from the cache.
+    timings:
+        Seconds per stage (``load_csv``, ``labels``, ``incidence``, ``bm25``,
+        ``cache_save`` when built; ``fingerprint``, ``cache_load`` when loaded).
+    """
+
+    kg: KG
+    labels: dict[str, str]
+    entity_labels: list[str]
+    relation_labels: list[str]
+    incidence: Incidence
+    bm25: BM25
+    fingerprint: str
+    from_cache: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+    cache_path: Path | None = None
+
+    def render(self, id_: str) -> str:
+        """Rendered label of any id (raw id fallback, SPEC §1.2)."""
+        return render(self.labels, id_)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _benchmark_files(benchmark_dir: str | Path | None) -> tuple[Path | None, Path | None]:
+    """``benchmark_labelled.jsonl`` and ``benchmark.jsonl`` (if present) of a directory or file."""
+    if benchmark_dir is None:
+        return None, None
+    where = Path(benchmark_dir)
+    if where.is_file():
+        labelled = where
+        where = where.parent
+    else:
+        labelled = where / "benchmark_labelled.jsonl"
+        if not labelled.is_file() and (where / "benchmark" / "benchmark_labelled.jsonl").is_file():
+            where = where / "benchmark"
+            labelled = where / "benchmark_labelled.jsonl"
+    if not labelled.is_file():
+        raise MissingDataError(f"benchmark file not found: {labelled}")
+    ids = where / "benchmark.jsonl"
+    return labelled, (ids if ids.is_file() and ids != labelled else None)
+
+
+def fingerprint(
+    kg_path: str | Path,
+    labels_path: str | Path | None = None,
+    benchmark_dir: str | Path | None = None,
+    k1: float = K1,
+    b: float = B,
+) -> str:
+    """sha256 over the format version, the inputs' sha256 and the options."""
+    kg_path = Path(kg_path)
+    if not kg_path.is_file():
+        raise MissingDataError(f"KG edge list not found: {kg_path}")
+    if labels_path is not None and not Path(labels_path).is_file():
+        raise MissingDataError(f"labels file not found: {labels_path}")
+    labelled, ids = _benchmark_files(benchmark_dir)
+    spec = {
+        "format": FORMAT_VERSION,
+        "kg": _sha256(kg_path),
+        "labels": _sha256(Path(labels_path)) if labels_path is not None else None,
+        "labelled": _sha256(labelled) if labelled is not None else None,
+        "ids": _sha256(ids) if ids is not None else None,
+        "k1": k1,
+        "b": b,
+    }
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+def build_index(
+    kg_path: str | Path,
+    labels_path: str | Path | None = None,
+    benchmark_dir: str | Path | None = None,
+    k1: float = K1,
+    b: float = B,
+    fingerprint_: str = "",
+) -> KGIndex:
+    """Build a :class:`KGIndex` from the input files, without any cache."""
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    kg = load_edgelist(kg_path)
+    timings["load_csv"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    file_labels = load_labels(labels_path) if labels_path is not None else {}
+    labelled, ids = _benchmark_files(benchmark_dir)
+    harvested = harvest_labels(labelled, ids) if labelled is not None else {}
+    labels = combine_labels(file_labels, harvested)
+    entity_labels = [render(labels, e) for e in kg.entity_ids]
+    relation_labels = [render(labels, r) for r in kg.relation_ids]
+    timings["labels"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    incidence = Incidence.build(kg)
+    timings["incidence"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    bm25 = BM25.build(kg, entity_labels, relation_labels, k1=k1, b=b)
+    timings["bm25"] = time.perf_counter() - start
+    return KGIndex(kg, labels, entity_labels, relation_labels, incidence, bm25, fingerprint_, False, timings)
+
+
+def load_index(
+    kg_path: str | Path,
+    labels_path: str | Path | None = None,
+    benchmark_dir: str | Path | None = None,
+    cache_dir: str | Path | None | bool = None,
+    progress: Callable[[str], None] | None = None,
+    k1: float = K1,
+    b: float = B,
+) -> KGIndex:
+    """Load the index of the given inputs from the cache, building it when needed.
+
+    Parameters
+    ----------
+    kg_path:
+        TGB edge list (SPEC §1.1).
+    labels_path:
+        Labels TSV or JSON (SPEC §1.2), or ``None``.
+    benchmark_dir:
+        Directory with ``benchmark_labelled.jsonl`` (and optionally
+        ``benchmark.jsonl``) to harvest labels from, or ``None``.
+    cache_dir:
+        ``None``: the default cache (:func:`retriever.paths.default_index_cache`);
+        a path: that directory; ``False``: no cache at all (always build, never
+        write).
+    progress:
+        Called with a short message at each stage (e.g. :func:`retriever.console.info`).
+    k1, b:
+        BM25 parameters (SPEC §2.2 fixes 1.5 and 0.75).
+    """
+    say = progress or (lambda _message: None)
+    start = time.perf_counter()
+    key = fingerprint(kg_path, labels_path, benchmark_dir, k1, b)
+    fp_time = time.perf_counter() - start
+    if cache_dir is False:
+        say("building the index (cache disabled)")
+        index = build_index(kg_path, labels_path, benchmark_dir, k1, b, key)
+        index.timings["fingerprint"] = fp_time
+        return index
+    if cache_dir is None or cache_dir is True:
+        from retriever.paths import default_index_cache
+
+        cache_dir = default_index_cache()
+    entry = Path(cache_dir) / key
+    if entry.is_dir():
+        start = time.perf_counter()
+        try:
+            index = _read_entry(entry, key)
+        except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt
+            print(f"warning: index cache {entry} is corrupted ({exc}); rebuilding", file=sys.stderr)
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            index.timings.update(fingerprint=fp_time, cache_load=time.perf_counter() - start)
+            say(f"index loaded from cache {entry}")
+            return index
+    say("building the index")
+    index = build_index(kg_path, labels_path, benchmark_dir, k1, b, key)
+    start = time.perf_counter()
+    try:
+        _write_entry(entry, index)
+    except OSError as exc:
+        print(f"warning: could not write index cache {entry} ({exc})", file=sys.stderr)
+    else:
+        object.__setattr__(index, "cache_path", entry)
+    index.timings.update(fingerprint=fp_time, cache_save=time.perf_counter() - start)
+    return index
+
+
+def _write_entry(entry: Path, index: KGIndex) -> None:
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name[:16]}.", dir=entry.parent))
+    try:
+        arrays: dict[str, np.ndarray] = {}
+        for name in _KG_ARRAYS:
+            arrays[f"kg__{name}"] = getattr(index.kg, name)
+        for name in _INC_ARRAYS:
+            arrays[f"incidence__{name}"] = getattr(index.incidence, name)
+        for name, value in index.bm25.to_arrays().items():
+            arrays[f"bm25__{name}"] = value
+        with (tmp / "arrays.npz").open("wb") as handle:
+            np.savez(handle, **arrays)
+        meta = {
+            "format": FORMAT_VERSION,
+            "fingerprint": index.fingerprint,
+            "source": index.kg.source,
+            "entity_ids": index.kg.entity_ids,
+            "relation_ids": index.kg.relation_ids,
+            "labels": index.labels,
+            "entity_labels": index.entity_labels,
+            "relation_labels": index.relation_labels,
+            "incidence": {"min_year": index.incidence.min_year, "span": index.incidence.span},
+            "bm25": index.bm25.metadata(),
+            "build_timings": index.timings,
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        manifest = {
+            "format": FORMAT_VERSION,
+            "fingerprint": index.fingerprint,
+            "sha256": {name: _sha256(tmp / name) for name in ("arrays.npz", "meta.json")},
+        }
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        try:
+            os.rename(tmp, entry)
+        except OSError:
+            if not entry.is_dir():  # someone else wrote the same entry first: keep theirs
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read_entry(entry: Path, key: str) -> KGIndex:
+    manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT_VERSION or manifest.get("fingerprint") != key:
+        raise ValueError("manifest does not match the inputs")
+    for name, digest in manifest["sha256"].items():
+        if _sha256(entry / name) != digest:
+            raise ValueError(f"checksum mismatch in {name}")
+    meta: dict[str, Any] = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
+    with np.load(entry / "arrays.npz", allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    kg = KG(
+        *(arrays[f"kg__{name}"] for name in _KG_ARRAYS),
+        entity_ids=meta["entity_ids"],
+        relation_ids=meta["relation_ids"],
+        source=meta["source"],
+    )
+    incidence = Incidence(
+        *(arrays[f"incidence__{name}"] for name in _INC_ARRAYS),
+        min_year=meta["incidence"]["min_year"],
+        span=meta["incidence"]["span"],
+    )
+    bm25 = BM25.from_arrays({k.removeprefix("bm25__"): v for k, v in arrays.items() if k.startswith("bm25__")}, meta["bm25"])
+    return KGIndex(
+        kg, meta["labels"], meta["entity_labels"], meta["relation_labels"], incidence, bm25, key, True, {}, entry
+    )

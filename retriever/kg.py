@@ -1,0 +1,310 @@
+"""The TGB edge list as column arrays (SPEC §1.1).
+
+A KG row ``i`` (0-based data row, CSV load order) is the quadruple
+``(s=head[i], r=relation[i], o=tail[i], t=year[i])``; it is also BM25 document
+``i`` and edge id ``i``. Entities and relations are interned to dense integer ids
+in *load order*: an entity's place is its first row, the head before the tail
+within a row; a relation's place is its first row.
+
+The loader never builds per-row Python objects that outlive a chunk: the CSV is
+parsed by pandas' C engine in chunks, ids are interned with :func:`pandas.factorize`
+and a dictionary over the *distinct* ids only. A slow, line-by-line scan with the
+:mod:`csv` module runs only after the fast path has found something wrong, to
+report the exact 1-based physical line.
+
+Decision (extra columns): columns other than ``ts``/``timestamp``, ``head``,
+``tail`` and ``relation_type`` are allowed and ignored, but every row must still
+have as many fields as the header (a ragged row is an error).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from retriever.errors import InputError, MissingDataError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
+REQUIRED = ("ts", "head", "tail", "relation_type")
+TS_ALIASES = ("ts", "timestamp")
+EXPECTED_HEADER = "header ts,head,tail,relation_type (timestamp accepted for ts)"
+# An integer year: optional sign, ASCII digits, optional surrounding blanks
+# (int() alone would also take '1_994' and non-ASCII digits).
+_INT = re.compile(r"[ \t]*[+-]?[0-9]{1,18}[ \t]*")
+_CHUNK_ROWS = 2_000_000
+
+
+@dataclass(frozen=True, eq=False)
+class KG:
+    """A temporal KG in column form (SPEC §1.1).
+
+    Attributes
+    ----------
+    head, tail, relation:
+        ``int32`` arrays of length ``n_rows``: interned entity / relation ids.
+    year:
+        ``int64`` array of length ``n_rows``: the row's ``ts``.
+    entity_ids, relation_ids:
+        The original id strings, index = interned id, in load order.
+    entity_index, relation_index:
+        Inverse maps id string -> interned id (built when not given).
+    source:
+        The file the KG was read from, if any.
+    """
+
+    head: np.ndarray
+    tail: np.ndarray
+    relation: np.ndarray
+    year: np.ndarray
+    entity_ids: list[str]
+    relation_ids: list[str]
+    entity_index: dict[str, int] = field(default=None)  # type: ignore[assignment]
+    relation_index: dict[str, int] = field(default=None)  # type: ignore[assignment]
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.entity_index is None:
+            object.__setattr__(self, "entity_index", {e: i for i, e in enumerate(self.entity_ids)})
+        if self.relation_index is None:
+            object.__setattr__(self, "relation_index", {r: i for i, r in enumerate(self.relation_ids)})
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows (= BM25 documents = edge ids)."""
+        return int(self.head.shape[0])
+
+    @property
+    def n_entities(self) -> int:
+        """Number of distinct entities (ids seen as head or tail)."""
+        return len(self.entity_ids)
+
+    @property
+    def n_relations(self) -> int:
+        """Number of distinct relation ids."""
+        return len(self.relation_ids)
+
+    def to_networkx(self) -> nx.MultiGraph:
+        """The entity graph as an undirected :class:`networkx.MultiGraph`.
+
+        Nodes are entity id strings in load order; one edge per row, keyed by the
+        row id, with attributes ``relation`` (id string), ``year`` and ``row``. Meant
+        for analysis, not for the retriever's hot path.
+        """
+        import networkx as nx
+
+        graph = nx.MultiGraph()
+        graph.add_nodes_from(self.entity_ids)
+        ents, rels = self.entity_ids, self.relation_ids
+        graph.add_edges_from(
+            (ents[h], ents[t], i, {"relation": rels[r], "year": y, "row": i})
+            for i, (h, t, r, y) in enumerate(
+                zip(self.head.tolist(), self.tail.tolist(), self.relation.tolist(), self.year.tolist(), strict=True)
+            )
+        )
+        return graph
+
+
+def load_edgelist(path: str | Path) -> KG:
+    """Read a TGB edge list (SPEC §1.1) into a :class:`KG`.
+
+    Parameters
+    ----------
+    path:
+        CSV with header ``ts,head,tail,relation_type`` (``timestamp`` accepted for
+        ``ts``; columns in any order; extra columns ignored). UTF-8, optional BOM,
+        LF or CRLF line endings, blank lines skipped. Rows need not be sorted.
+
+    Returns
+    -------
+    KG
+        Rows in CSV order; entities and relations interned in load order.
+
+    Raises
+    ------
+    MissingDataError
+        The file does not exist.
+    InputError
+        Missing column, non-integer ``ts``, empty id, ragged row, undecodable
+        bytes, or no data rows; with the 1-based physical line number.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MissingDataError(f"KG edge list not found: {path}")
+    names, columns = _read_header(path)
+    try:
+        arrays = _fast_load(path, names, columns)
+    except _Suspect as exc:
+        _locate_error(path, names, columns)
+        raise InputError(path, None, f"could not parse the edge list ({exc.__cause__ or exc})", "a TGB edge list") from exc
+    head, tail, relation, year, entity_ids, relation_ids = arrays
+    if head.shape[0] == 0:
+        raise InputError(path, None, "no data rows", "at least one row after the header")
+    return KG(head, tail, relation, year, entity_ids, relation_ids, source=str(path))
+
+
+class _Suspect(Exception):
+    """Raised by the fast path when the file needs the line-accurate scan."""
+
+
+def _read_header(path: Path) -> tuple[list[str], dict[str, int]]:
+    """Column names of line 1 and the positions of the four required columns."""
+    with path.open("rb") as handle:
+        raw = handle.readline()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, 1, f"header is not valid UTF-8 ({exc.reason})", EXPECTED_HEADER) from exc
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        raise InputError(path, 1, "empty first line where the header belongs", EXPECTED_HEADER)
+    names = [name.strip() for name in next(csv.reader([text]))]
+    columns: dict[str, int] = {}
+    for pos, name in enumerate(names):
+        key = "ts" if name in TS_ALIASES else name
+        if key in REQUIRED:
+            if key in columns:
+                raise InputError(path, 1, f"column {key!r} appears twice in the header {names}", EXPECTED_HEADER)
+            columns[key] = pos
+    missing = [name for name in REQUIRED if name not in columns]
+    if missing:
+        raise InputError(path, 1, f"missing column(s) {', '.join(missing)} in header {names}", EXPECTED_HEADER)
+    return names, columns
+
+
+def _fast_load(path: Path, names: list[str], columns: dict[str, int]) -> tuple[Any, ...]:
+    """Chunked C-engine parse; raises :class:`_Suspect` on anything irregular."""
+    import pandas as pd
+
+    entity_index: dict[str, int] = {}
+    relation_index: dict[str, int] = {}
+    year_of: dict[str, int] = {}
+    heads, tails, rels, years = [], [], [], []
+    synthetic = [f"c{i}" for i in range(len(names))]
+    try:
+        reader = pd.read_csv(
+            path,
+            header=0,
+            names=synthetic,
+            dtype=object,
+            na_filter=False,
+            keep_default_na=False,
+            engine="c",
+            encoding="utf-8-sig",
+            skip_blank_lines=True,
+            chunksize=_CHUNK_ROWS,
+        )
+        with reader:
+            for chunk in reader:
+                n = len(chunk)
+                ts = chunk[synthetic[columns["ts"]]].to_numpy(dtype=object)
+                both = np.empty(2 * n, dtype=object)
+                # Interleaving puts each row's head before its tail, so
+                # first-appearance order of the pair column is load order.
+                both[0::2] = chunk[synthetic[columns["head"]]].to_numpy(dtype=object)
+                both[1::2] = chunk[synthetic[columns["tail"]]].to_numpy(dtype=object)
+                rel = chunk[synthetic[columns["relation_type"]]].to_numpy(dtype=object)
+                del chunk
+                ent_codes = _intern(both, entity_index)
+                heads.append(ent_codes[0::2].copy())
+                tails.append(ent_codes[1::2].copy())
+                del both, ent_codes
+                rels.append(_intern(rel, relation_index))
+                years.append(_years(ts, year_of))
+    except _Suspect:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:  # pandas ParserError is a ValueError
+        raise _Suspect(str(exc)) from exc
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+    return (
+        cat(heads, np.int32),
+        cat(tails, np.int32),
+        cat(rels, np.int32),
+        cat(years, np.int64),
+        list(entity_index),
+        list(relation_index),
+    )
+
+
+def _intern(values: np.ndarray, index: dict[str, int]) -> np.ndarray:
+    """Global ids of ``values``; new ids get the next number in first-appearance order."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
+    lut = np.empty(len(uniques), dtype=np.int64)
+    for k, value in enumerate(uniques.tolist()):
+        if not isinstance(value, str) or not value.strip():
+            raise _Suspect("empty id")
+        lut[k] = index.setdefault(value, len(index))
+    return lut[codes]
+
+
+def _years(values: np.ndarray, cache: dict[str, int]) -> np.ndarray:
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
+    lut = np.empty(len(uniques), dtype=np.int64)
+    for k, value in enumerate(uniques.tolist()):
+        year = cache.get(value)
+        if year is None:
+            if not isinstance(value, str) or not _INT.fullmatch(value):
+                raise _Suspect("non-integer ts")
+            year = cache[value] = int(value)
+        lut[k] = year
+    return lut[codes]
+
+
+def _physical_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, decoded line) with the BOM removed from line 1."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, number, f"invalid UTF-8 ({exc.reason})", "UTF-8 text") from exc
+            yield number, text
+
+
+def _locate_error(path: Path, names: list[str], columns: dict[str, int]) -> None:
+    """Scan line by line and raise :class:`InputError` at the first bad row."""
+    lines = _physical_lines(path)
+    next(lines)  # header, validated already
+    current = [1]
+
+    def feed() -> Iterator[str]:
+        for number, text in lines:
+            current[0] = number
+            yield text
+
+    reader = csv.reader(feed())
+    ncols = len(names)
+    expected_row = f"{ncols} comma-separated fields ({','.join(names)})"
+    while True:
+        start = current[0] + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(path, current[0], f"malformed CSV ({exc})", expected_row) from exc
+        if not fields or (len(fields) == 1 and not fields[0].strip(" \t\r\n")):
+            continue  # blank line
+        if len(fields) != ncols:
+            what = "too few" if len(fields) < ncols else "too many"
+            raise InputError(path, start, f"ragged row: {what} fields ({len(fields)})", expected_row)
+        ts = fields[columns["ts"]]
+        if not _INT.fullmatch(ts):
+            raise InputError(path, start, f"non-integer ts {ts!r}", "an integer year")
+        for name in ("head", "tail", "relation_type"):
+            if not fields[columns[name]].strip():
+                raise InputError(path, start, f"empty {name} id", f"a non-empty {name} id")

@@ -1,0 +1,127 @@
+"""Ranking of the candidate pool (SPEC §2.5).
+
+Every deduplicated candidate row is scored by BM25(question, its document)
+(the document of row ``i`` is row ``i``, SPEC §2.1-§2.2) and rendered as one
+evidence line. Order (default):
+
+1. score descending;
+2. among equal scores, the rendered line in *reverse* Python string order
+   (code points): the line that sorts last comes first (fixed);
+3. identical lines keep pool order (decision; option ``homonym_order="edge_id"``).
+
+The order is produced by stable sorts applied from the last key to the first:
+base order (pool or edge id), then lines descending, then scores descending
+(``sorted(..., reverse=True)`` is stable). Only candidates whose score is at
+least the k-th largest score need a line: the rest cannot be returned or tie
+at the cut-off.
+
+The result keeps each returned item's score and ``cutoff_ties``: candidates
+scoring exactly the k-th returned score that fell below the cut-off, in rank
+order (SPEC §6.1); the cut-off tie group of §3.5 is the returned items with
+that score plus these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def render_time(t_start: int, t_end: int) -> str:
+    """``t`` of an evidence line: the year, or ``"{t_start}-{t_end}"`` when they differ."""
+    return str(t_start) if t_start == t_end else f"{t_start}-{t_end}"
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Ranked candidates of one question: positions into the candidate array."""
+
+    order: np.ndarray  # candidate positions of the returned items, rank order
+    ties: np.ndarray  # candidate positions of cutoff_ties, rank order
+    scores: np.ndarray  # score of every candidate
+    lines: dict[int, str]  # rendered line of every candidate in order or ties
+
+
+class Ranker:
+    """Scores, renders, sorts and cuts (SPEC §2.5).
+
+    Parameters
+    ----------
+    index:
+        :class:`retriever.index.KGIndex` (``kg``, ``entity_labels``,
+        ``relation_labels``, ``bm25``).
+    k:
+        Cut-off.
+    line_template:
+        ``str.format`` template with fields ``s r o t s_id r_id o_id t_start t_end``.
+    tie_break:
+        ``"reverse_lex"`` (fixed default) or ``"pool_order"``.
+    homonym_order:
+        ``"pool"`` (decision default) or ``"edge_id"``.
+    """
+
+    def __init__(self, index, k: int = 15, line_template: str = "{s} | {r} | {o} | {t}",
+                 tie_break: str = "reverse_lex", homonym_order: str = "pool") -> None:
+        kg = index.kg
+        self.kg = kg
+        self.head = kg.head
+        self.tail = kg.tail
+        self.relation = kg.relation
+        self.year = kg.year
+        self.entity_ids = kg.entity_ids
+        self.relation_ids = kg.relation_ids
+        self.entity_labels = index.entity_labels
+        self.relation_labels = index.relation_labels
+        self.bm25 = index.bm25
+        self.k = int(k)
+        self.template = line_template
+        self.reverse_lex = tie_break == "reverse_lex"
+        self.by_edge_id = homonym_order == "edge_id"
+        # the default template needs only labels and the year: a faster path
+        self._default_template = line_template == "{s} | {r} | {o} | {t}"
+
+    def line(self, row: int) -> str:
+        """Rendered evidence line of KG row ``row``."""
+        h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
+        if self._default_template:
+            return f"{self.entity_labels[h]} | {self.relation_labels[r]} | {self.entity_labels[t]} | {y}"
+        return self.template.format(
+            s=self.entity_labels[h], r=self.relation_labels[r], o=self.entity_labels[t], t=render_time(y, y),
+            s_id=self.entity_ids[h], r_id=self.relation_ids[r], o_id=self.entity_ids[t], t_start=y, t_end=y,
+        )
+
+    def rank(self, query_terms: Any, rows: np.ndarray) -> Ranked:
+        """Rank candidate ``rows`` (pool order) for the query terms."""
+        n = len(rows)
+        if n == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return Ranked(empty, empty, np.zeros(0), {})
+        scores = np.asarray(self.bm25.score(query_terms, rows), dtype=np.float64)
+        k = self.k
+        if n > k:
+            threshold = np.partition(scores, n - k)[n - k]  # the k-th largest score
+            pos = np.flatnonzero(scores >= threshold)
+        else:
+            pos = np.arange(n)
+        cand = [int(p) for p in pos]
+        if self.by_edge_id:
+            cand.sort(key=lambda p: int(rows[p]))
+        lines = {p: self.line(int(rows[p])) for p in cand}
+        if self.reverse_lex:
+            cand.sort(key=lines.__getitem__, reverse=True)
+        score_list = scores.tolist()
+        cand.sort(key=score_list.__getitem__, reverse=True)
+        order = np.asarray(cand[:k], dtype=np.int64)
+        ties = np.asarray(cand[k:], dtype=np.int64)
+        return Ranked(order, ties, scores, lines)
+
+    def item(self, row: int, score: float, line: str) -> dict[str, Any]:
+        """One evidence item of a run record (SPEC §6.1)."""
+        h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
+        return {
+            "s": self.entity_labels[h], "r": self.relation_labels[r], "o": self.entity_labels[t],
+            "s_id": self.entity_ids[h], "r_id": self.relation_ids[r], "o_id": self.entity_ids[t],
+            "t_start": y, "t_end": y, "score": float(score), "line": line,
+        }

@@ -1,0 +1,279 @@
+"""Run a configuration over a benchmark split and write the run file (SPEC §6.1).
+
+Questions are processed in contiguous shards of :data:`SHARD_SIZE`, in file
+order. Each shard is written atomically into ``<out>.parts/`` (its records plus
+a small stats file), named by a fingerprint of everything that determines its
+bytes (configuration, sha256 of every input file, split, package version, shard
+size). The final file is the concatenation of the shards in question order, so
+it is byte-identical whatever the number of workers, and ``resume=True`` reuses
+the complete shards of an interrupted run with the same fingerprint: the result
+is byte-identical to an uninterrupted run. The parts directory is removed when
+the run file and its ``.meta.json`` are written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import platform
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from retriever.atomic import atomic_open, write_json
+from retriever.config import RetrieverConfig
+from retriever.errors import ConfigError
+from retriever.paths import DataPaths
+from retriever.runfile import dumps_record, sha256_file, write_meta
+
+SHARD_SIZE = 250
+SPLITS = ("test", "dev", "train", "all")
+
+# Per-process state of a run: (retriever, questions, parts dir, fingerprint).
+_STATE: dict[str, Any] = {}
+
+
+def _package_version() -> str:
+    import retriever
+
+    return retriever.__version__
+
+
+def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:
+    """Path and sha256 of every input file of a run (``None`` for absent optional files)."""
+    out: dict[str, dict[str, str] | None] = {}
+    for name in ("kg", "labels", "benchmark", "benchmark_ids"):
+        path = getattr(data, name)
+        out[name] = None if path is None else {"path": str(path), "sha256": sha256_file(path)}
+    return out
+
+
+def run_fingerprint(config: RetrieverConfig, inputs: dict[str, Any], split: str) -> str:
+    """sha256 over everything that decides the run file's bytes."""
+    payload = {
+        "config": config.to_dict(),
+        "inputs": {k: (None if v is None else v["sha256"]) for k, v in inputs.items()},
+        "split": split,
+        "version": _package_version(),
+        "shard_size": SHARD_SIZE,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def select_split(questions: list[dict[str, Any]], split: str) -> list[dict[str, Any]]:
+    """Questions of ``split`` in file order (``all``: every question)."""
+    if split not in SPLITS:
+        raise ConfigError(f"unknown split {split!r} (expected one of {', '.join(SPLITS)})")
+    return list(questions) if split == "all" else [q for q in questions if q.get("split") == split]
+
+
+def _shard_paths(parts: Path, fingerprint: str, i: int) -> tuple[Path, Path]:
+    base = f"{fingerprint[:16]}-{i:05d}"
+    return parts / f"{base}.jsonl", parts / f"{base}.stats.json"
+
+
+def _shard_bounds(n: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + SHARD_SIZE, n)) for lo in range(0, n, SHARD_SIZE)]
+
+
+def _compute_shard(i: int) -> int:
+    """Retrieve one shard and write it (stats first: the records file marks completion)."""
+    retriever = _STATE["retriever"]
+    questions = _STATE["questions"]
+    lo, hi = _shard_bounds(len(questions))[i]
+    lines = []
+    stats = {"ids": [], "anchor_hit": [], "ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0,
+             "with_evidence": 0, "no_anchor": 0}
+    for q in questions[lo:hi]:
+        record, st = retriever.retrieve_with_stats(q)
+        lines.append(dumps_record(record))
+        stats["ids"].append(record["id"])
+        stats["anchor_hit"].append(st.anchor_hit)
+        stats["ambiguous_oracle"] += int(st.ambiguous_oracle)
+        stats["pool_rows"] += st.pool_rows
+        stats["candidates"] += st.candidates
+        stats["with_evidence"] += int(bool(record["evidence"]))
+        stats["no_anchor"] += int(record["anchor"]["source"] == "none" or record["anchor"]["id"] is None)
+    records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
+    write_json(stats_path, stats, indent=None)
+    with atomic_open(records_path, "w") as handle:
+        handle.write("".join(lines))
+    return hi - lo
+
+
+def _shard_complete(parts: Path, fingerprint: str, i: int, ids: list[Any]) -> bool:
+    records_path, stats_path = _shard_paths(parts, fingerprint, i)
+    if not (records_path.exists() and stats_path.exists()):
+        return False
+    try:
+        stats = json.loads(stats_path.read_text(encoding="utf-8"))
+        with open(records_path, encoding="utf-8") as handle:
+            n_lines = sum(1 for _ in handle)
+    except (OSError, ValueError):
+        return False
+    return stats.get("ids") == ids and n_lines == len(ids)
+
+
+def _init_worker(state: dict[str, Any]) -> None:  # pragma: no cover - spawn platforms only
+    from retriever.benchmark import load_benchmark
+    from retriever.index import load_index
+    from retriever.pipeline import Retriever
+
+    data: DataPaths = state["data"]
+    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=state["cache_dir"])
+    questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), state["split"])
+    _STATE.update(retriever=Retriever(index, state["config"]), questions=questions,
+                  parts=state["parts"], fingerprint=state["fingerprint"])
+
+
+def run_to_file(
+    config: RetrieverConfig,
+    data: DataPaths,
+    split: str = "test",
+    out_path: str | Path | None = None,
+    workers: int = 1,
+    resume: bool = False,
+    cache_dir: str | Path | None = None,
+    show_progress: bool | None = None,
+) -> dict[str, Any]:
+    """Retrieve every question of ``split`` and write ``<name>.jsonl`` + ``<name>.meta.json``.
+
+    Parameters
+    ----------
+    config:
+        The retriever configuration.
+    data:
+        Input files (:func:`retriever.paths.resolve_data`).
+    split:
+        ``test`` (default), ``dev``, ``train`` or ``all``.
+    out_path:
+        Run file; default ``tempbench-out/runs/<name>.jsonl``.
+    workers:
+        Processes; the output bytes do not depend on it.
+    resume:
+        Reuse complete shards of an interrupted run with the same fingerprint.
+    cache_dir:
+        Index cache directory (default: the per-user cache).
+
+    Returns
+    -------
+    dict
+        The metadata written to ``<name>.meta.json`` (counts, anchor recall,
+        coverage, mean pool size, timings, fingerprints).
+    """
+    from retriever.benchmark import load_benchmark
+    from retriever.index import load_index
+    from retriever.paths import default_index_cache
+    from retriever.pipeline import Retriever
+    from retriever.progress import progress
+
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1 (got {workers})")
+    data.require("kg", "benchmark")
+    t_start = time.perf_counter()
+    out = Path(out_path) if out_path is not None else Path("tempbench-out") / "runs" / f"{config.name}.jsonl"
+    cache = Path(cache_dir) if cache_dir is not None else default_index_cache()
+
+    t0 = time.perf_counter()
+    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=cache)
+    t_index = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), split)
+    t_bench = time.perf_counter() - t0
+    inputs = input_fingerprints(data)
+    fingerprint = run_fingerprint(config, inputs, split)
+
+    parts = out.with_name(out.name + ".parts")
+    if parts.exists() and not resume:
+        shutil.rmtree(parts)
+    parts.mkdir(parents=True, exist_ok=True)
+    bounds = _shard_bounds(len(questions))
+    ids = [q.get("id") for q in questions]
+    todo = [i for i, (lo, hi) in enumerate(bounds) if not (resume and _shard_complete(parts, fingerprint, i, ids[lo:hi]))]
+    reused = len(bounds) - len(todo)
+
+    t0 = time.perf_counter()
+    retriever = Retriever(index, config)
+    _STATE.update(retriever=retriever, questions=questions, parts=parts, fingerprint=fingerprint)
+    t_setup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    n_todo = sum(bounds[i][1] - bounds[i][0] for i in todo)
+    desc = f"run {config.name} ({split})"
+    if workers == 1 or len(todo) <= 1:
+        for _ in progress((_compute_shard(i) for i in todo), total=len(todo), description=desc, enabled=show_progress):
+            pass
+    else:
+        methods = multiprocessing.get_all_start_methods()
+        if "fork" in methods:
+            # children inherit _STATE (index arrays shared copy-on-write)
+            ctx = multiprocessing.get_context("fork")
+            pool_args: dict[str, Any] = {}
+        else:  # pragma: no cover - non-POSIX
+            ctx = multiprocessing.get_context("spawn")
+            pool_args = {"initializer": _init_worker, "initargs": ({
+                "data": data, "cache_dir": cache, "split": split, "config": config,
+                "parts": parts, "fingerprint": fingerprint},)}
+        with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
+            for _ in progress(pool.imap_unordered(_compute_shard, todo), total=len(todo), description=desc,
+                              enabled=show_progress):
+                pass
+    t_retrieve = time.perf_counter() - t0
+
+    totals = {"ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0, "with_evidence": 0, "no_anchor": 0}
+    hits = resolvable = 0
+    with atomic_open(out, "w") as handle:
+        for i in range(len(bounds)):
+            records_path, stats_path = _shard_paths(parts, fingerprint, i)
+            stats = json.loads(stats_path.read_text(encoding="utf-8"))
+            for key in totals:
+                totals[key] += stats[key]
+            resolvable += sum(h is not None for h in stats["anchor_hit"])
+            hits += sum(h is True for h in stats["anchor_hit"])
+            with open(records_path, encoding="utf-8") as src:
+                shutil.copyfileobj(src, handle)
+    n = len(questions)
+    elapsed = time.perf_counter() - t_start
+    meta: dict[str, Any] = {
+        "name": config.name,
+        "run_file": out.name,
+        "split": split,
+        "config": config.to_dict(),
+        "inputs": inputs,
+        "index_fingerprint": getattr(index, "fingerprint", None),
+        "run_fingerprint": fingerprint,
+        "package": {"name": "tempbench-repro", "version": _package_version()},
+        "environment": {"python": platform.python_version(), "numpy": __import__("numpy").__version__},
+        "counts": {
+            "questions": n,
+            "with_evidence": totals["with_evidence"],
+            "empty": n - totals["with_evidence"],
+            "no_anchor": totals["no_anchor"],
+            "gold_anchor_resolvable": resolvable,
+            "anchor_hits": hits,
+            "ambiguous_oracle": totals["ambiguous_oracle"],
+            "kg_rows": index.kg.n_rows,
+            "kg_entities": index.kg.n_entities,
+        },
+        "coverage": totals["with_evidence"] / n if n else 0.0,
+        "anchor_recall": hits / resolvable if resolvable else None,
+        "mean_pool_rows": totals["pool_rows"] / n if n else 0.0,
+        "mean_pool_size": totals["candidates"] / n if n else 0.0,
+        "timings": {
+            "load_index_s": round(t_index, 4),
+            "load_benchmark_s": round(t_bench, 4),
+            "setup_s": round(t_setup, 4),
+            "retrieve_s": round(t_retrieve, 4),
+            "total_s": round(elapsed, 4),
+            "questions_retrieved": n_todo,
+            "questions_per_s": round(n_todo / t_retrieve, 1) if t_retrieve > 0 and n_todo else None,
+        },
+        "workers": workers,
+        "resumed_shards": reused,
+        "shards": len(bounds),
+    }
+    write_meta(out, meta)
+    shutil.rmtree(parts, ignore_errors=True)
+    _STATE.clear()
+    return meta

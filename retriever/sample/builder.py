@@ -1,0 +1,335 @@
+"""Build a TempBench-style benchmark from any TGB-format KG (SPEC §1.3, §5).
+
+Input is column arrays (the generator passes its own; ``build-benchmark`` passes
+those of :func:`retriever.kg.load_edgelist`), so the same code runs on the real
+``tkgl-smallpedia`` file.
+
+Construction (SPEC §1.3):
+
+- **Gold chain** ``S_star`` of ``k`` hops (``k = 1, 2, 3``): KG rows
+  ``(a, r1, o1, t), (o1, r2, o2, t), …`` all in the year ``t = t_query`` (the KG
+  is point-in-time, so a row is valid at ``t_query`` iff ``ts == t_query``);
+  each hop's subject is the previous hop's object, and no entity repeats.
+- **Operators**: ``point_in_time`` (text names the year), ``interval`` (the
+  answer is the year ``t``, and ``t_query == t``: the released leak; the year is
+  in the text only rarely), ``before``/``after`` (text names ``t + 1`` /
+  ``t - 1``), ``first``/``last`` (the first hop is the earliest / latest year of
+  its ``(a, r1)`` in the KG; no year in the text).
+- **S_stale**: one gold hop replaced by an actual KG row with the same
+  ``(s, r, o)`` at a year ``!= t_query``. The hop is drawn among the hops that
+  have such a row; ``stale_functional`` is true iff one exists. When no hop has
+  one, the replacement is the same ``(s, r, o)`` at ``t_query - 1`` (or ``+ 1``
+  at the first year), which is *not* a KG row: the variant keeps its shape (one
+  triple differs, same fact, invalid time) but nothing can retrieve it.
+- **S_dist**: one gold hop's object replaced: an actual KG row with the same
+  ``(s, r)``, another object, and its own year (validity at ``t_query`` is not
+  required, so most are invalid, as in the release). ``dist_functional`` is true
+  iff such a row exists for some hop. Otherwise the replacement is
+  ``(s, r, o')`` at ``t_query`` with ``o'`` another object of relation ``r``
+  elsewhere in the KG (any entity when ``r`` has one object), not a KG row.
+- **Splits**: sizes in the released ratio 6,096 / 871 / 1,743 (exact at 8,710),
+  with interval counts per split in the released ratio 601 / 100 / 163.
+
+Labels use the rendered form (SPEC §1.2: raw id when there is no label).
+Output is deterministic given the inputs and the seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from retriever.sample import templates
+
+RELEASED_SPLITS = (("train", 6096, 601), ("dev", 871, 100), ("test", 1743, 163))
+OPERATORS = ("point_in_time", "interval", "before", "after", "first", "last")
+# Shares of the non-interval operators and of the complexities.
+OPERATOR_MIX = (("point_in_time", 0.55), ("before", 0.1), ("after", 0.1), ("first", 0.125), ("last", 0.125))
+COMPLEXITY_MIX = (("1hop", 1, 0.35), ("2hop", 2, 0.4), ("3+hop", 3, 0.25))
+ALTER_SHARE = 0.3  # anchors written in a shortened / altered form
+INTERVAL_YEAR_IN_TEXT = 2 / 864  # released share of interval questions whose text has the year
+
+
+@dataclass
+class Benchmark:
+    """The built benchmark: label-space records, id-space records, flags, stats."""
+
+    labelled: list[dict]
+    ids: list[dict]
+    flags: list[dict]
+    stats: dict = field(default_factory=dict)
+
+
+def split_plan(n: int) -> list[tuple[str, int, int]]:
+    """``(split, n_questions, n_interval)`` in the released ratios; exact for ``n = 8710``."""
+    total = sum(s[1] for s in RELEASED_SPLITS)
+    sizes = [int(round(n * s[1] / total)) for s in RELEASED_SPLITS[:-1]]
+    sizes.append(n - sum(sizes))
+    return [(name, size, int(round(size * n_int / n_rel))) for (name, n_rel, n_int), size in zip(RELEASED_SPLITS, sizes, strict=True)]
+
+
+class _KGView:
+    """Sorted indexes over the rows needed to draw chains and negatives."""
+
+    def __init__(self, head: np.ndarray, tail: np.ndarray, relation: np.ndarray, year: np.ndarray) -> None:
+        self.head = np.asarray(head, dtype=np.int64)
+        self.tail = np.asarray(tail, dtype=np.int64)
+        self.rel = np.asarray(relation, dtype=np.int64)
+        self.year = np.asarray(year, dtype=np.int64)
+        n = len(self.head)
+        self.n = n
+        self.ymin = int(self.year.min()) if n else 0
+        ny = (int(self.year.max()) - self.ymin + 1) if n else 1
+        self.ny = ny
+        # (h, r, t, year) order: groups of one fact and of one (s, r)
+        o = np.lexsort((self.year, self.tail, self.rel, self.head))
+        self.hrt_order = o
+        h, r, t, y = self.head[o], self.rel[o], self.tail[o], self.year[o]
+        new_hr = np.ones(n, dtype=bool)
+        new_hr[1:] = (h[1:] != h[:-1]) | (r[1:] != r[:-1])
+        new_hrt = new_hr.copy()
+        new_hrt[1:] |= t[1:] != t[:-1]
+        new_hrty = new_hrt.copy()
+        new_hrty[1:] |= y[1:] != y[:-1]
+        self.hr_start, self.hr_size = self._groups(new_hr, o)
+        self.hrt_start, self.hrt_size = self._groups(new_hrt, o)
+        _, hrty_size = self._groups(new_hrty, o)
+        # a stale candidate: same fact in another year; a distractor: same (s, r), other object
+        self.n_stale = self.hrt_size - hrty_size
+        self.n_dist = self.hr_size - self.hrt_size
+        # earliest / latest year of each row's (s, r)
+        hr_gid = np.cumsum(new_hr) - 1
+        first_pos = np.flatnonzero(new_hr)
+        self.hr_min = np.empty(n, dtype=np.int64)
+        self.hr_max = np.empty(n, dtype=np.int64)
+        if n:
+            self.hr_min[o] = np.minimum.reduceat(y, first_pos)[hr_gid]
+            self.hr_max[o] = np.maximum.reduceat(y, first_pos)[hr_gid]
+        # (head, year) -> rows, for extending a chain from an entity at a year
+        key = self.head * ny + (self.year - self.ymin)
+        self.hy_order = np.argsort(key, kind="stable")
+        self.hy_key = key[self.hy_order]
+        # objects of each relation, for non-functional distractors
+        ro = np.lexsort((self.tail, self.rel))
+        self.rel_tail_sorted = self.rel[ro]
+        self.rel_tails = self.tail[ro]
+
+    @staticmethod
+    def _groups(new: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row (original index): start position of its group in ``order`` and group size."""
+        n = len(new)
+        gid = np.cumsum(new) - 1
+        starts = np.flatnonzero(new)
+        sizes = np.diff(np.append(starts, n))
+        start = np.empty(n, dtype=np.int64)
+        size = np.empty(n, dtype=np.int64)
+        start[order] = starts[gid]
+        size[order] = sizes[gid]
+        return start, size
+
+    def next_rows(self, entity: int, year: int) -> np.ndarray:
+        k = entity * self.ny + (year - self.ymin)
+        a = np.searchsorted(self.hy_key, k, "left")
+        b = np.searchsorted(self.hy_key, k, "right")
+        return self.hy_order[a:b]
+
+    def stale_rows(self, i: int) -> np.ndarray:
+        rows = self.hrt_order[self.hrt_start[i] : self.hrt_start[i] + self.hrt_size[i]]
+        return rows[self.year[rows] != self.year[i]]
+
+    def dist_rows(self, i: int) -> np.ndarray:
+        rows = self.hrt_order[self.hr_start[i] : self.hr_start[i] + self.hr_size[i]]
+        return rows[self.tail[rows] != self.tail[i]]
+
+    def other_objects(self, rel: int, obj: int) -> np.ndarray:
+        a = np.searchsorted(self.rel_tail_sorted, rel, "left")
+        b = np.searchsorted(self.rel_tail_sorted, rel, "right")
+        objs = self.rel_tails[a:b]
+        return objs[objs != obj]
+
+
+def _triple_ids(s: str, r: str, o: str, t: int) -> dict:
+    return {"s_id": s, "r_id": r, "o_id": o, "t_start": float(t), "t_end": float(t)}
+
+
+def build_benchmark(
+    head: np.ndarray,
+    tail: np.ndarray,
+    relation: np.ndarray,
+    year: np.ndarray,
+    entity_ids: list[str],
+    relation_ids: list[str],
+    labels: dict[str, str],
+    target_n: int = 10000,
+    seed: int = 42,
+    max_attempts: int = 60,
+) -> Benchmark:
+    """Build ``target_n`` questions (fewer only if the KG cannot support them).
+
+    Parameters
+    ----------
+    head, tail, relation, year:
+        KG columns; ``head``/``tail`` index ``entity_ids``, ``relation`` indexes
+        ``relation_ids``; one row per ``(s, r, o, ts)``.
+    labels:
+        id -> label; missing or empty labels render as the raw id (SPEC §1.2).
+    target_n:
+        Number of questions; split into train/dev/test by :func:`split_plan`.
+    seed:
+        Seed of ``np.random.default_rng``; same inputs and seed, same output.
+    max_attempts:
+        Chain draws tried per question before falling back to fewer hops.
+    """
+    kg = _KGView(head, tail, relation, year)
+    rng = np.random.default_rng(seed)
+    if kg.n == 0:
+        return Benchmark([], [], [], {"requested": target_n, "built": 0})
+
+    def render(i: str) -> str:
+        lab = labels.get(i)
+        return lab if lab else i
+
+    ent_lab = [render(e) for e in entity_ids]
+    rel_lab = [render(r) for r in relation_ids]
+    has_label = np.asarray([bool(labels.get(e)) for e in entity_ids], dtype=bool)
+
+    ok = kg.head != kg.tail
+    pools = {
+        "any": np.flatnonzero(ok),
+        "first": np.flatnonzero(ok & (kg.year == kg.hr_min)),
+        "last": np.flatnonzero(ok & (kg.year == kg.hr_max)),
+    }
+
+    def draw_chain(op: str, hops: int) -> list[int] | None:
+        pool = pools.get(op, pools["any"])
+        if len(pool) == 0:
+            return None
+        first = int(pool[rng.integers(len(pool))])
+        chain = [first]
+        seen = [int(kg.head[first]), int(kg.tail[first])]
+        y = int(kg.year[first])
+        for _ in range(hops - 1):
+            cand = kg.next_rows(seen[-1], y)
+            cand = cand[~np.isin(kg.tail[cand], np.asarray(seen))]
+            if len(cand) == 0:
+                return None
+            nxt = int(cand[rng.integers(len(cand))])
+            chain.append(nxt)
+            seen.append(int(kg.tail[nxt]))
+        return chain
+
+    # question slots: per split, interval quota then the mix of other operators
+    plan = split_plan(target_n)
+    slots: list[tuple[str, str]] = []
+    for name, size, n_int in plan:
+        others = rng.choice(len(OPERATOR_MIX), size=size - n_int, p=[w for _, w in OPERATOR_MIX])
+        ops = ["interval"] * n_int + [OPERATOR_MIX[i][0] for i in others.tolist()]
+        ops = [ops[i] for i in rng.permutation(len(ops)).tolist()]
+        slots += [(name, op) for op in ops]
+    cx = rng.choice(len(COMPLEXITY_MIX), size=len(slots), p=[w for _, _, w in COMPLEXITY_MIX])
+
+    used: set[tuple] = set()
+    labelled: list[dict] = []
+    ids: list[dict] = []
+    flags: list[dict] = []
+    stats = {"requested": target_n, "fallback_fewer_hops": 0, "skipped": 0, "altered_anchor": 0, "unlabelled_anchor": 0}
+    per_split_count: dict[str, int] = {}
+    for (split, op), ci in zip(slots, cx.tolist(), strict=True):
+        hops = COMPLEXITY_MIX[ci][1]
+        chain = None
+        for h in range(hops, 0, -1):
+            for _ in range(max_attempts):
+                c = draw_chain(op, h)
+                if c is not None and (op, tuple(c)) not in used:
+                    chain = c
+                    break
+            if chain is not None:
+                if h != hops:
+                    stats["fallback_fewer_hops"] += 1
+                break
+        if chain is None:
+            stats["skipped"] += 1
+            continue
+        used.add((op, tuple(chain)))
+        per_split_count[split] = per_split_count.get(split, 0) + 1
+        qid = f"q{len(labelled):05d}"
+        t = int(kg.year[chain[0]])
+        n_h = len(chain)
+        complexity = ("1hop", "2hop", "3+hop")[min(n_h, 3) - 1]
+
+        # anchor surface form
+        anchor = int(kg.head[chain[0]])
+        if has_label[anchor]:
+            anchor_text = ent_lab[anchor]
+            if rng.random() < ALTER_SHARE:
+                alt = templates.altered_surface(anchor_text, rng)
+                if alt is not None:
+                    anchor_text = alt
+                    stats["altered_anchor"] += 1
+        else:
+            anchor_text = ent_lab[anchor]
+            stats["unlabelled_anchor"] += 1
+        last = chain[-1]
+        answer = str(t) if op == "interval" else ent_lab[int(kg.tail[last])]
+        question = templates.question_text(
+            op, anchor_text,
+            [relation_ids[int(kg.rel[i])] for i in chain], [rel_lab[int(kg.rel[i])] for i in chain],
+            t, ent_lab[int(kg.tail[last])], rng,
+            mention_year_in_interval=bool(op == "interval" and rng.random() < INTERVAL_YEAR_IN_TEXT),
+        )
+
+        gold = [(int(kg.head[i]), int(kg.rel[i]), int(kg.tail[i]), t) for i in chain]
+        # stale variant
+        stale_hops = [k for k, i in enumerate(chain) if kg.n_stale[i] > 0]
+        stale_functional = bool(stale_hops)
+        if stale_functional:
+            k = stale_hops[int(rng.integers(len(stale_hops)))]
+            cand = kg.stale_rows(chain[k])
+            row = int(cand[rng.integers(len(cand))])
+            stale_rep = (int(kg.head[row]), int(kg.rel[row]), int(kg.tail[row]), int(kg.year[row]))
+        else:
+            k = int(rng.integers(n_h))
+            s_, r_, o_, _ = gold[k]
+            stale_rep = (s_, r_, o_, t - 1 if t - 1 >= kg.ymin else t + 1)
+        s_stale = list(gold)
+        s_stale[k] = stale_rep
+        # distractor variant
+        dist_hops = [k for k, i in enumerate(chain) if kg.n_dist[i] > 0]
+        dist_functional = bool(dist_hops)
+        if dist_functional:
+            k = dist_hops[int(rng.integers(len(dist_hops)))]
+            cand = kg.dist_rows(chain[k])
+            row = int(cand[rng.integers(len(cand))])
+            dist_rep = (int(kg.head[row]), int(kg.rel[row]), int(kg.tail[row]), int(kg.year[row]))
+        else:
+            k = int(rng.integers(n_h))
+            s_, r_, o_, _ = gold[k]
+            objs = kg.other_objects(r_, o_)
+            objs = objs[objs != s_]
+            if len(objs):
+                o2 = int(objs[rng.integers(len(objs))])
+            else:
+                o2 = int(rng.integers(len(entity_ids) - 1))
+                o2 = o2 + 1 if o2 >= o_ else o2
+                if o2 == s_:
+                    o2 = (o2 + 1) % len(entity_ids)
+                    o2 = (o2 + 1) % len(entity_ids) if o2 == o_ else o2
+            dist_rep = (s_, r_, o2, t)
+        s_dist = list(gold)
+        s_dist[k] = dist_rep
+
+        def lab_triples(triples):
+            return [{"s": ent_lab[s], "r": rel_lab[r], "o": ent_lab[o], "t_start": float(y), "t_end": float(y)} for s, r, o, y in triples]
+
+        def id_triples(triples):
+            return [_triple_ids(entity_ids[s], relation_ids[r], entity_ids[o], y) for s, r, o, y in triples]
+
+        base = {"id": qid, "split": split, "question": question, "answer": answer, "t_query": float(t),
+                "complexity": complexity, "operator_type": op}
+        labelled.append({**base, "S_star": lab_triples(gold), "S_dist": lab_triples(s_dist), "S_stale": lab_triples(s_stale)})
+        ids.append({**base, "S_star": id_triples(gold), "S_dist": id_triples(s_dist), "S_stale": id_triples(s_stale)})
+        flags.append({"id": qid, "stale_functional": stale_functional, "dist_functional": dist_functional})
+    stats["built"] = len(labelled)
+    stats["per_split"] = per_split_count
+    return Benchmark(labelled, ids, flags, stats)

@@ -1,0 +1,475 @@
+"""A generated temporal knowledge graph shaped like TGB ``tkgl-smallpedia`` (SPEC §1.1, §5).
+
+The world has typed entities (countries, cities, people, organisations,
+universities, sports teams, parties, positions, awards, events) and relations
+under their real Wikidata property ids and English labels, plus real-looking
+extra property ids with generic labels to reach the real relation count.
+
+Facts come in four kinds, each a vectorised numpy draw:
+
+- ``succession``: one holder at a time per subject (head of government, head of
+  state, head coach, chairperson): consecutive runs, so the same ``(s, r)`` has
+  many objects over the years (distractor candidates, mostly at other years);
+- ``run``: a fact that holds over a run of consecutive years, expanded to one
+  row per year (the same ``(s, r, o)`` in many years: stale candidates);
+- ``oneoff``: a single year (awards, events);
+- mirrors: the inverse or symmetric statement Wikidata also holds
+  (spouse both ways, officeholder/position held, winner/award received).
+
+Objects are drawn with Zipf weights so countries become hubs with thousands of
+rows. The row count is then trimmed or filled with one-off rows of generic
+relations to hit the exact target, every entity and relation is made to occur,
+a few exact duplicate rows are added, and rows are sorted by year.
+
+No per-row Python objects: rows are int arrays until the CSV is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from retriever.sample import names
+
+# Entity types, in internal index order.
+COUNTRY, CITY, PERSON, ORG, UNIVERSITY, TEAM, PARTY, POSITION, AWARD, EVENT = range(10)
+TYPE_NAMES = ("country", "city", "person", "organisation", "university", "sports team", "party", "position", "award", "event")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Size parameters of one generated scale."""
+
+    name: str
+    n_entities: int
+    n_countries: int
+    n_rows: int
+    n_relations: int
+    n_questions: int
+    year_min: int = 1900
+    year_max: int = 2024
+    n_duplicates: int = 10
+
+
+# Shares of the non-country entities by type (full-scale counts / 47,233).
+_TYPE_SHARES = {CITY: 3500, PERSON: 30000, ORG: 3000, UNIVERSITY: 1500, TEAM: 2500, PARTY: 900, POSITION: 2500, AWARD: 700}
+
+SCALES: dict[str, Scale] = {
+    "tiny": Scale("tiny", 400, 8, 4000, 40, 200, 1990, 2024, 3),
+    "small": Scale("small", 2500, 40, 40000, 60, 1500, 1900, 2024, 12),
+    "full": Scale("full", 47433, 200, 550376, 283, 8710, 1900, 2024, 110),
+}
+
+
+@dataclass(frozen=True)
+class RelSpec:
+    """How one relation's facts are drawn.
+
+    ``weight`` is its share of the row budget before mirrors; ``mean`` the mean
+    run length in years (geometric); ``mirror`` the property emitted for the
+    inverse statement (``"sym"`` for the same property swapped).
+    """
+
+    pid: str
+    label: str
+    subj: tuple[int, ...]
+    obj: tuple[int, ...]
+    kind: str
+    mean: float
+    weight: float
+    mirror: str | None = None
+    hub: float = 0.8  # Zipf exponent of object popularity
+
+
+_OFFICE_HOLDERS = (PERSON,)
+NAMED_RELATIONS: tuple[RelSpec, ...] = (
+    RelSpec("P27", "country of citizenship", (PERSON,), (COUNTRY,), "run", 25, 7.0, hub=1.1),
+    RelSpec("P17", "country", (CITY, ORG, UNIVERSITY, TEAM, PARTY), (COUNTRY,), "run", 30, 6.0, hub=1.1),
+    RelSpec("P39", "position held", (PERSON,), (POSITION,), "run", 4, 4.0, mirror="P1308"),
+    RelSpec("P54", "member of sports team", (PERSON,), (TEAM,), "run", 3, 6.0),
+    RelSpec("P6", "head of government", (COUNTRY, CITY), _OFFICE_HOLDERS, "succession", 4, 6.0),
+    RelSpec("P35", "head of state", (COUNTRY,), _OFFICE_HOLDERS, "succession", 7, 2.0),
+    RelSpec("P26", "spouse", (PERSON,), (PERSON,), "run", 15, 3.0, mirror="sym", hub=0.0),
+    RelSpec("P108", "employer", (PERSON,), (ORG, UNIVERSITY), "run", 5, 5.0),
+    RelSpec("P69", "educated at", (PERSON,), (UNIVERSITY,), "run", 3, 2.5),
+    RelSpec("P102", "member of political party", (PERSON,), (PARTY,), "run", 10, 5.0),
+    RelSpec("P166", "award received", (PERSON, ORG, TEAM), (AWARD,), "oneoff", 1, 2.0, mirror="P1346"),
+    RelSpec("P131", "located in the administrative territorial entity", (CITY, UNIVERSITY, TEAM), (CITY,), "run", 20, 3.0),
+    RelSpec("P150", "contains the administrative territorial entity", (COUNTRY,), (CITY,), "run", 25, 3.0, hub=0.3),
+    RelSpec("P530", "diplomatic relation", (COUNTRY,), (COUNTRY,), "run", 20, 3.0, mirror="sym", hub=0.6),
+    RelSpec("P286", "head coach", (TEAM,), _OFFICE_HOLDERS, "succession", 3, 2.0),
+    RelSpec("P488", "chairperson", (PARTY, ORG), _OFFICE_HOLDERS, "succession", 5, 2.0),
+    RelSpec("P1037", "director / manager", (ORG, UNIVERSITY), _OFFICE_HOLDERS, "succession", 6, 1.5),
+    RelSpec("P159", "headquarters location", (ORG, PARTY), (CITY,), "run", 15, 1.5),
+    RelSpec("P463", "member of", (COUNTRY, PARTY, UNIVERSITY, TEAM), (ORG,), "run", 12, 1.5),
+    RelSpec("P118", "league", (TEAM,), (ORG,), "run", 6, 1.5),
+    RelSpec("P551", "residence", (PERSON,), (CITY,), "run", 6, 2.0),
+    RelSpec("P1344", "participant in", (PERSON, TEAM, COUNTRY), (EVENT,), "oneoff", 1, 1.5, mirror="P710"),
+    RelSpec("P793", "significant event", (COUNTRY, CITY, ORG), (EVENT,), "oneoff", 1, 1.0),
+    RelSpec("P190", "twinned administrative body", (CITY,), (CITY,), "run", 25, 1.0, mirror="sym", hub=0.3),
+    RelSpec("P127", "owned by", (ORG, TEAM), (ORG, PERSON), "run", 8, 1.0),
+    RelSpec("P749", "parent organization", (ORG,), (ORG,), "run", 10, 0.8),
+    RelSpec("P1830", "owner of", (PERSON, ORG), (ORG, TEAM), "run", 6, 0.8),
+    RelSpec("P1411", "nominated for", (PERSON,), (AWARD,), "oneoff", 1, 0.8),
+    RelSpec("P3602", "candidacy in election", (PERSON,), (EVENT,), "oneoff", 1, 0.8),
+    RelSpec("P1327", "partner in business or sport", (PERSON,), (PERSON,), "run", 3, 0.5, hub=0.0),
+    RelSpec("P2389", "organization directed by the office or position", (POSITION,), (ORG,), "run", 30, 0.4),
+    RelSpec("P1001", "applies to jurisdiction", (POSITION,), (COUNTRY, CITY), "run", 40, 0.6),
+    RelSpec("P112", "founded by", (ORG, PARTY, TEAM), (PERSON,), "oneoff", 1, 0.4),
+    RelSpec("P1366", "replaced by", (PERSON,), (PERSON,), "oneoff", 1, 0.4, mirror="P1365"),
+    RelSpec("P161", "cast member", (EVENT,), (PERSON,), "oneoff", 1, 0.4),
+    RelSpec("P361", "part of", (EVENT, ORG), (EVENT, ORG), "run", 5, 0.4),
+    RelSpec("P710", "participant", (EVENT,), (PERSON, TEAM), "oneoff", 1, 0.0),
+)
+MIRROR_LABELS = {"P1308": "officeholder", "P1346": "winner", "P710": "participant", "P1365": "replaces"}
+GENERIC_SHARE = 0.12  # share of the row budget given to generic relations
+
+
+@dataclass
+class World:
+    """The generated KG as column arrays plus id lists and labels.
+
+    ``head``/``tail``/``relation`` index ``entity_ids``/``relation_ids``; rows are
+    sorted by ``year``. ``labels`` maps id -> label (entities without a label are
+    absent); ``entity_type`` gives each entity's type code (see ``TYPE_NAMES``).
+    """
+
+    head: np.ndarray
+    tail: np.ndarray
+    relation: np.ndarray
+    year: np.ndarray
+    entity_ids: list[str]
+    relation_ids: list[str]
+    labels: dict[str, str]
+    entity_type: np.ndarray
+    scale: Scale
+    extra: dict = field(default_factory=dict)
+
+
+def _type_counts(scale: Scale) -> np.ndarray:
+    rest = scale.n_entities - scale.n_countries
+    total = sum(_TYPE_SHARES.values())
+    counts = np.zeros(10, dtype=np.int64)
+    counts[COUNTRY] = scale.n_countries
+    for t, share in _TYPE_SHARES.items():
+        counts[t] = max(4, int(rest * share / total))
+    counts[EVENT] = scale.n_entities - counts.sum()
+    return counts
+
+
+def _expand(s: np.ndarray, o: np.ndarray, start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One row per year of each fact: fact i covers ``start[i] .. start[i] + length[i] - 1``."""
+    length = np.maximum(length, 1)
+    rep = np.repeat(np.arange(len(s)), length)
+    offsets = np.cumsum(length) - length
+    years = start[rep] + (np.arange(len(rep)) - offsets[rep])
+    return s[rep], o[rep], years
+
+
+class _Builder:
+    """Stateful helper holding the entity blocks and the rng while rows are drawn."""
+
+    def __init__(self, scale: Scale, seed: int) -> None:
+        self.scale = scale
+        self.rng = np.random.default_rng(seed)
+        self.counts = _type_counts(scale)
+        self.starts = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
+        n = int(self.counts.sum())
+        self.n = n
+        self.etype = np.repeat(np.arange(10), self.counts)
+        # Popularity: a random in-type rank, Zipf-weighted, so a few entities of
+        # each type attract most facts (hubs) without tying popularity to ids.
+        self.rank = np.zeros(n, dtype=np.int64)
+        for t in range(10):
+            a, c = self.starts[t], self.counts[t]
+            self.rank[a : a + c] = self.rng.permutation(c)
+        # A person's active years, skewed to recent decades like Wikidata.
+        span = scale.year_max - scale.year_min + 1
+        self.active = scale.year_min - 25 + np.floor((span + 15) * self.rng.beta(1.7, 1.0, size=n)).astype(np.int64)
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    # -- pools -----------------------------------------------------------
+    def pool(self, types: tuple[int, ...], exponent: float) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.concatenate([np.arange(self.starts[t], self.starts[t] + self.counts[t]) for t in types])
+        w = 1.0 / (self.rank[ids] + 1.0) ** exponent
+        return ids, w / w.sum()
+
+    def draw(self, types: tuple[int, ...], size: int, exponent: float) -> np.ndarray:
+        ids, p = self.pool(types, exponent)
+        return ids[self.rng.choice(len(ids), size=size, p=p)]
+
+    def add(self, rel: int, s: np.ndarray, o: np.ndarray, y: np.ndarray) -> None:
+        keep = (y >= self.scale.year_min) & (y <= self.scale.year_max) & (s != o)
+        self.parts.append((s[keep], o[keep], np.full(int(keep.sum()), rel, dtype=np.int64), y[keep]))
+
+    # -- fact kinds --------------------------------------------------------
+    def facts_run(self, spec: RelSpec, budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        sc, rng = self.scale, self.rng
+        if spec.kind == "oneoff":
+            mean = 1.0
+        else:
+            mean = spec.mean
+        n = max(1, int(budget / mean))
+        s = self.draw(spec.subj, n, 0.5)
+        o = self.draw(spec.obj, n, spec.hub)
+        if spec.kind == "oneoff":
+            length = np.ones(n, dtype=np.int64)
+        else:
+            length = rng.geometric(1.0 / mean, size=n)
+        span = sc.year_max - sc.year_min + 1
+        generic_start = sc.year_min + np.floor(span * rng.beta(1.5, 1.0, size=n)).astype(np.int64)
+        person_start = self.active[s] + 18 + rng.integers(0, 45, size=n)
+        start = np.where(self.etype[s] == PERSON, person_start, generic_start)
+        return _expand(s, o, start, length)
+
+    def facts_succession(self, spec: RelSpec, budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        sc, rng = self.scale, self.rng
+        span = sc.year_max - sc.year_min + 1
+        ids, p = self.pool(spec.subj, 0.3)
+        order = np.argsort(-p, kind="stable")
+        cover = rng.integers(max(5, span // 5), span + 1, size=len(ids))
+        # the most popular subjects get offices until the budget is spent
+        n_sub = int(np.searchsorted(np.cumsum(cover[order]), budget)) + 1
+        subj = ids[order[:n_sub]]
+        cov = cover[order[:n_sub]]
+        first = sc.year_max - cov + 1
+        m = span  # at most one segment per year
+        seg = rng.geometric(1.0 / spec.mean, size=(len(subj), m))
+        seg_start = first[:, None] + np.cumsum(seg, axis=1) - seg
+        valid = seg_start <= sc.year_max
+        s = np.repeat(subj, valid.sum(axis=1))
+        st = seg_start[valid]
+        ln = np.minimum(seg[valid], sc.year_max - st + 1)
+        o = self.draw(spec.obj, len(s), 0.4)
+        return _expand(s, o, st, ln)
+
+
+def _position_labels(b: _Builder, country_lab: list[str], city_lab: list[str]) -> tuple[list[str], int]:
+    """Position labels tied to countries and cities.
+
+    Layout (relied on by the office mirrors): ``President of`` country ``c`` at
+    ``2c``, ``Prime Minister of`` it at ``2c + 1``, then ``Mayor of`` city ``j``
+    at ``2 * n_countries + j`` for the first ``n_mayors`` cities, then ministers
+    and members of parliament. Returns the labels and ``n_mayors``.
+    """
+    rng = b.rng
+    n_pos = int(b.counts[POSITION])
+    labels: list[str] = []
+    for name in country_lab:
+        labels.append(f"President of {name}")
+        labels.append(f"Prime Minister of {name}")
+    n_mayors = min(len(city_lab), max(0, (n_pos - len(labels)) // 3))
+    labels += [f"Mayor of {city_lab[j]}" for j in range(n_mayors)]
+    while len(labels) < n_pos:
+        c = int(rng.integers(len(country_lab)))
+        if rng.random() < 0.75:
+            port = names.PORTFOLIOS[int(rng.integers(len(names.PORTFOLIOS)))]
+            labels.append(f"Minister of {port} of {country_lab[c]}")
+        else:
+            labels.append(f"member of the Parliament of {country_lab[c]}")
+    if len(labels) > n_pos:
+        raise ValueError(f"{n_pos} positions cannot hold the {len(labels)} offices of the countries")
+    return labels, n_mayors
+
+
+def _entity_labels(b: _Builder) -> tuple[list[str], np.ndarray, int]:
+    rng = b.rng
+    cnt = b.counts
+    countries = list(names.COUNTRY_NAMES[: cnt[COUNTRY]])
+    if len(countries) < cnt[COUNTRY]:
+        extra = names.place_names(rng, int(cnt[COUNTRY]) - len(countries))
+        forms = ("Republic of {}", "{}", "Kingdom of {}", "{}ia", "{}stan")
+        countries += [forms[i % len(forms)].format(x) for i, x in enumerate(extra)]
+    cities = names.place_names(rng, int(cnt[CITY]))
+    # homonyms: some cities copy another city's name (several Springfields)
+    dup = rng.random(len(cities)) < 0.02
+    src = rng.integers(0, len(cities), size=len(cities))
+    cities = [cities[src[i]] if dup[i] else x for i, x in enumerate(cities)]
+    people = names.person_names(rng, int(cnt[PERSON]))
+    city_pick = names.pick(rng, tuple(cities), int(cnt[ORG] + cnt[UNIVERSITY] + cnt[TEAM] + cnt[AWARD] + cnt[EVENT]), 0.3)
+    ci = iter(city_pick)
+    orgs = []
+    for _ in range(int(cnt[ORG])):
+        r = rng.random()
+        if r < 0.15:
+            orgs.append(f"{names.ORG_WORDS[int(rng.integers(len(names.ORG_WORDS)))]} {names.ORG_KINDS[int(rng.integers(len(names.ORG_KINDS)))]}")
+        elif r < 0.7:
+            orgs.append(f"{next(ci)} {names.ORG_KINDS[int(rng.integers(len(names.ORG_KINDS)))]}")
+        else:
+            s1, s2 = names.pick(rng, names.SURNAMES, 2)
+            orgs.append(f"{s1} & {s2}" if r < 0.85 else f"{s1} {names.ORG_KINDS[int(rng.integers(len(names.ORG_KINDS)))]}")
+    unis = [names.UNIVERSITY_PATTERNS[int(rng.integers(len(names.UNIVERSITY_PATTERNS)))].format(next(ci)) for _ in range(int(cnt[UNIVERSITY]))]
+    teams = [names.TEAM_PATTERNS[int(rng.integers(len(names.TEAM_PATTERNS)))].format(next(ci)) for _ in range(int(cnt[TEAM]))]
+    parties = []
+    for _ in range(int(cnt[PARTY])):
+        adj = names.pick(rng, names.PARTY_ADJECTIVES, 1)[0]
+        r = rng.random()
+        c = countries[int(rng.integers(len(countries)))]
+        parties.append(f"{adj} Party" if r < 0.3 else (f"{adj} Party of {c}" if r < 0.8 else f"{adj} Union"))
+    positions, n_mayors = _position_labels(b, countries, cities)
+    awards = []
+    for _ in range(int(cnt[AWARD])):
+        pat = names.AWARD_PATTERNS[int(rng.integers(len(names.AWARD_PATTERNS)))]
+        awards.append(pat.format(s=names.pick(rng, names.SURNAMES, 1)[0], w=names.ORG_WORDS[int(rng.integers(len(names.ORG_WORDS)))],
+                                 c=next(ci), f=names.FIELDS[int(rng.integers(len(names.FIELDS)))]))
+    events = []
+    for _ in range(int(cnt[EVENT])):
+        pat = names.EVENT_PATTERNS[int(rng.integers(len(names.EVENT_PATTERNS)))]
+        events.append(pat.format(y=int(rng.integers(b.scale.year_min, b.scale.year_max + 1)), c=next(ci),
+                                 f=names.FIELDS[int(rng.integers(len(names.FIELDS)))]))
+    labels = countries + cities + people + orgs + unis + teams + parties + positions + awards + events
+    # ~1.5% of non-country entities have no English label (rendered as the raw id)
+    unlabeled = (rng.random(b.n) < 0.015) & (b.etype != COUNTRY)
+    return labels, unlabeled, n_mayors
+
+
+def build_world(scale: str | Scale = "small", seed: int = 42) -> World:
+    """Generate the world for ``scale`` deterministically from ``seed``.
+
+    Returns exactly ``scale.n_rows`` rows over exactly ``scale.n_entities``
+    entities and ``scale.n_relations`` relations, sorted by year.
+    """
+    sc = SCALES[scale] if isinstance(scale, str) else scale
+    b = _Builder(sc, seed)
+    rng = b.rng
+    labels, unlabeled, n_mayors = _entity_labels(b)
+
+    # Relations: the named ones (plus their mirrors), then generic ones.
+    named = list(NAMED_RELATIONS)
+    rel_ids: list[str] = []
+    rel_labels: list[str] = []
+    for spec in named:
+        for pid, lab in ((spec.pid, spec.label), (spec.mirror, MIRROR_LABELS.get(spec.mirror or "", ""))):
+            if pid and pid != "sym" and pid not in rel_ids:
+                rel_ids.append(pid)
+                rel_labels.append(lab)
+    if len(rel_ids) > sc.n_relations:
+        raise ValueError(f"scale {sc.name}: {sc.n_relations} relations is fewer than the {len(rel_ids)} named ones")
+    n_generic = sc.n_relations - len(rel_ids)
+    taken = {int(p[1:]) for p in rel_ids}
+    candidates = np.arange(200, 9000)
+    candidates = candidates[~np.isin(candidates, np.asarray(sorted(taken)))]
+    generic_nums = np.sort(rng.choice(candidates, size=n_generic, replace=False))
+    generic_specs: list[RelSpec] = []
+    gw = names.zipf_weights(max(1, n_generic), 1.1) * GENERIC_SHARE * sum(s.weight for s in named) / (1 - GENERIC_SHARE)
+    generic_labels = names.generic_relation_labels(rng, n_generic)
+    for i, num in enumerate(generic_nums.tolist()):
+        st = tuple(sorted({int(x) for x in rng.integers(0, 10, size=int(rng.integers(1, 3)))}))
+        ot = tuple(sorted({int(x) for x in rng.integers(0, 10, size=int(rng.integers(1, 3)))}))
+        kind = "oneoff" if rng.random() < 0.35 else "run"
+        lab = generic_labels[i]
+        generic_specs.append(RelSpec(f"P{num}", lab, st, ot, kind, float(rng.choice([2, 3, 5, 8])), float(gw[i])))
+        rel_ids.append(f"P{num}")
+        rel_labels.append(lab)
+    rindex = {p: i for i, p in enumerate(rel_ids)}
+
+    specs = named + generic_specs
+    total_w = sum(s.weight for s in specs)
+    budget_rows = sc.n_rows * 0.95
+    # subject -> its office, for the holders' P39/P1308 mirror rows
+    p0, c0, city0, nc = int(b.starts[POSITION]), int(b.starts[COUNTRY]), int(b.starts[CITY]), sc.n_countries
+    office_of = {"P35": np.full(b.n, -1, dtype=np.int64), "P6": np.full(b.n, -1, dtype=np.int64)}
+    office_of["P35"][c0 : c0 + nc] = p0 + 2 * np.arange(nc)
+    office_of["P6"][c0 : c0 + nc] = p0 + 2 * np.arange(nc) + 1
+    office_of["P6"][city0 : city0 + n_mayors] = p0 + 2 * nc + np.arange(n_mayors)
+    for spec in specs:
+        if spec.weight <= 0:
+            continue
+        budget = budget_rows * spec.weight / total_w
+        if spec.mirror:
+            budget /= 2
+        if spec.kind == "succession":
+            s, o, y = b.facts_succession(spec, budget)
+        else:
+            s, o, y = b.facts_run(spec, budget)
+        r = rindex[spec.pid]
+        b.add(r, s, o, y)
+        if spec.mirror == "sym":
+            b.add(r, o, s, y)
+        elif spec.mirror:
+            b.add(rindex[spec.mirror], o, s, y)
+        if spec.pid in office_of:
+            # the holder also "holds the position" for the same years (P39 + P1308)
+            office = office_of[spec.pid]
+            has = office[s] >= 0
+            b.add(rindex["P39"], o[has], office[s[has]], y[has])
+            b.add(rindex["P1308"], office[s[has]], o[has], y[has])
+
+    head = np.concatenate([p[0] for p in b.parts])
+    tail = np.concatenate([p[1] for p in b.parts])
+    rel = np.concatenate([p[2] for p in b.parts])
+    year = np.concatenate([p[3] for p in b.parts])
+    head, tail, rel, year = _fit_to_target(b, head, tail, rel, year, generic_specs, rindex)
+
+    # Sort by year; within a year the order is random (the real file's is arbitrary).
+    order = np.lexsort((rng.random(len(year)), year))
+    head, tail, rel, year = head[order], tail[order], rel[order], year[order]
+
+    qnums = np.unique(rng.integers(1, 130_000_000, size=int(b.n * 1.2) + 10))
+    qnums = rng.permutation(qnums)[: b.n]
+    entity_ids = [f"Q{q}" for q in qnums.tolist()]
+    label_map: dict[str, str] = {}
+    for i, qid in enumerate(entity_ids):
+        if not unlabeled[i]:
+            label_map[qid] = labels[i]
+    for pid, lab in zip(rel_ids, rel_labels, strict=True):
+        label_map[pid] = lab
+    return World(head.astype(np.int32), tail.astype(np.int32), rel.astype(np.int32), year.astype(np.int64),
+                 entity_ids, rel_ids, label_map, b.etype.copy(), sc)
+
+
+def _fit_to_target(b: _Builder, head, tail, rel, year, generic_specs, rindex):
+    """Trim or fill to exactly ``n_rows`` rows using every entity and relation once at least."""
+    sc, rng = b.scale, b.rng
+    n_dup = sc.n_duplicates
+    n_rel = len(rindex)
+    while True:
+        used_e = np.zeros(b.n, dtype=bool)
+        used_e[head] = True
+        used_e[tail] = True
+        used_r = np.zeros(n_rel, dtype=bool)
+        used_r[rel] = True
+        need = int((~used_e).sum()) + int((~used_r).sum()) + n_dup
+        room = sc.n_rows - len(head)
+        if room >= need:
+            break
+        # drop random rows to make room; a few more entities may become unused
+        n_drop = need - room + max(10, (need - room) // 10)
+        keep = np.ones(len(head), dtype=bool)
+        keep[rng.choice(len(head), size=min(n_drop, len(head)), replace=False)] = False
+        head, tail, rel, year = head[keep], tail[keep], rel[keep], year[keep]
+    n_fill = sc.n_rows - len(head) - n_dup
+    unused_e = np.flatnonzero(~used_e)
+    unused_r = np.flatnonzero(~used_r)
+    gen_rel = np.asarray([rindex[s.pid] for s in generic_specs] or [0], dtype=np.int64)
+    # filler rows: one-off facts of generic relations (Zipf-weighted), entities at random
+    fr = gen_rel[rng.choice(len(gen_rel), size=n_fill, p=names.zipf_weights(len(gen_rel), 0.6))]
+    fh = rng.integers(0, b.n, size=n_fill)
+    ft = rng.integers(0, b.n, size=n_fill)
+    fr[: len(unused_r)] = unused_r
+    # each unused entity gets one row, on a random side
+    k = len(unused_e)
+    sl = slice(len(unused_r), len(unused_r) + k)
+    side = rng.random(k) < 0.5
+    fh[sl] = np.where(side, unused_e, fh[sl])
+    ft[sl] = np.where(side, ft[sl], unused_e)
+    # no self-loops: move the partner side (never the unused entity) on a clash
+    same = np.flatnonzero(fh == ft)
+    in_sl = (same >= sl.start) & (same < sl.stop)
+    head_is_u = np.zeros(len(same), dtype=bool)
+    head_is_u[in_sl] = side[same[in_sl] - sl.start]
+    ft[same[~in_sl | head_is_u]] = (ft[same[~in_sl | head_is_u]] + 1) % b.n
+    fh[same[in_sl & ~head_is_u]] = (fh[same[in_sl & ~head_is_u]] + 1) % b.n
+    fy = sc.year_min + np.floor((sc.year_max - sc.year_min + 1) * rng.beta(1.5, 1.0, size=n_fill)).astype(np.int64)
+    head = np.concatenate([head, fh])
+    tail = np.concatenate([tail, ft])
+    rel = np.concatenate([rel, fr])
+    year = np.concatenate([year, fy])
+    # exact duplicate rows, as the real file has a few
+    d = rng.choice(len(head), size=n_dup, replace=False)
+    head = np.concatenate([head, head[d]])
+    tail = np.concatenate([tail, tail[d]])
+    rel = np.concatenate([rel, rel[d]])
+    year = np.concatenate([year, year[d]])
+    return head, tail, rel, year

@@ -1,0 +1,292 @@
+#!/usr/bin/env python
+"""Benchmarks of tempbench-repro; figures go to a JSON file (default ``bench-results.json``).
+
+Usage::
+
+    python scripts/bench.py [--only index,...] [--out bench-results.json] [--workdir DIR]
+
+Each section is a function registered in ``SECTIONS``; it returns a JSON-ready
+dict stored under its name. Results are *merged* into the output file, so
+sections run separately (or added later by other work) keep each other's
+figures. Time and peak-RSS figures are measured in a fresh subprocess per
+measurement (``resource.getrusage`` of that process), so one measurement never
+inherits another's memory.
+
+Section ``index`` (issue 2): at the real file's size (550,376 rows, ~47k
+entities, 283 relations, 1900-2024), build the index from the CSV, reload it
+from the cache, and score random 660-document subsets with our BM25 and with
+``rank_bm25.BM25Okapi.get_batch_scores`` side by side (with SPEC §2.2's idf
+swapped in and the query deduplicated), asserting bit-identical scores.
+Targets: build <= 15 s, cached reload <= 3 s, peak RSS <= 3 GB, scoring >= 10x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+FULL_ROWS = 550_376
+FULL_ENTITIES = 47_433
+FULL_RELATIONS = 283
+
+
+# --------------------------------------------------------------------------- helpers
+def run_child(*argv: str) -> dict[str, Any]:
+    """Run ``bench.py --child ...`` in a fresh interpreter; return its JSON result."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", *argv]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child {argv} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def synthetic_kg(out: Path, seed: int = 1) -> tuple[Path, Path]:
+    """A quick TGB-format KG of the real file's size with multi-word labels sharing tokens."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    syllables = ["ka", "lo", "ri", "ven", "ta", "mor", "el", "sa", "ne", "ber", "gon", "li", "ar", "tu", "mi", "don"]
+    words = sorted({"".join(rng.choice(syllables, size=rng.integers(2, 4))) for _ in range(30_000)})
+    common = ["of", "the", "university", "river", "saint", "county", "national", "club", "party", "award"]
+    zipf = np.minimum(rng.zipf(1.3, size=400_000), len(words)) - 1
+    pick = iter(zipf.tolist())
+
+    def label(n_words: int) -> str:
+        parts = [words[next(pick)] for _ in range(n_words)]
+        if rng.random() < 0.3:
+            parts.insert(int(rng.integers(0, n_words + 1)), common[int(rng.integers(0, len(common)))])
+        return " ".join(parts).title()
+
+    ent_ids = [f"Q{i}" for i in rng.choice(10_000_000, size=FULL_ENTITIES, replace=False) + 1]
+    rel_ids = [f"P{i}" for i in rng.choice(9_000, size=FULL_RELATIONS, replace=False) + 1]
+    ent_labels = [label(int(rng.integers(1, 5))) for _ in ent_ids]
+    rel_labels = [label(int(rng.integers(1, 4))).lower() for _ in rel_ids]
+    # Skewed degrees (hubs) and relation frequencies; many (s, r, o) repeated across years.
+    n_base = FULL_ROWS // 3
+    heads = np.minimum(rng.zipf(1.5, size=n_base), FULL_ENTITIES) - 1
+    tails = rng.integers(0, FULL_ENTITIES, size=n_base)
+    rels = np.minimum(rng.zipf(1.4, size=n_base), FULL_RELATIONS) - 1
+    base = rng.integers(0, n_base, size=FULL_ROWS)
+    years = rng.integers(1900, 2025, size=FULL_ROWS)
+    order = np.argsort(years, kind="stable")
+    h, t, r, y = heads[base][order], tails[base][order], rels[base][order], years[order]
+    kg_path = out / "tkgl-smallpedia_edgelist.csv"
+    ents = np.asarray(ent_ids, dtype=object)
+    relsa = np.asarray(rel_ids, dtype=object)
+    with kg_path.open("w", encoding="utf-8", newline="\n") as handle:
+        handle.write("ts,head,tail,relation_type\n")
+        for a, b_, c, d in zip(y.tolist(), ents[h].tolist(), ents[t].tolist(), relsa[r].tolist(), strict=True):
+            handle.write(f"{a},{b_},{c},{d}\n")
+    labels_path = out / "labels.tsv"
+    with labels_path.open("w", encoding="utf-8", newline="\n") as handle:
+        handle.write("id\tlabel\n")
+        for i, lab in zip(ent_ids + rel_ids, ent_labels + rel_labels, strict=True):
+            handle.write(f"{i}\t{lab}\n")
+    return kg_path, labels_path
+
+
+def full_data(workdir: Path, source: str) -> tuple[Path, Path, str]:
+    """CSV + labels at full scale: the sample generator (``scale='full'``) when it works, else synthetic."""
+    if source in ("auto", "sample"):
+        target = workdir / "sample-full"
+        try:
+            if not (target / "MANIFEST.json").exists():
+                from retriever.sample import generate_sample
+
+                generate_sample(target, scale="full", seed=42)
+            return target / "tkgl-smallpedia_edgelist.csv", target / "labels.tsv", "retriever.sample scale=full seed=42"
+        except Exception as exc:  # noqa: BLE001 - fall back and say so
+            if source == "sample":
+                raise
+            print(f"bench: sample generator unavailable ({type(exc).__name__}: {exc}); using the synthetic KG", file=sys.stderr)
+    target = workdir / "synthetic-full"
+    target.mkdir(parents=True, exist_ok=True)
+    kg, labels = target / "tkgl-smallpedia_edgelist.csv", target / "labels.tsv"
+    if not (kg.exists() and labels.exists()):
+        kg, labels = synthetic_kg(target)
+    return kg, labels, "synthetic (scripts/bench.py)"
+
+
+# --------------------------------------------------------------------------- children
+def child_build(kg: str, labels: str, cache: str) -> dict[str, Any]:
+    from retriever.index import load_index
+
+    start = time.perf_counter()
+    index = load_index(kg, labels, None, cache_dir=cache)
+    wall = time.perf_counter() - start
+    return {
+        "wall_s": wall,
+        "from_cache": index.from_cache,
+        "timings_s": index.timings,
+        "peak_rss_mb": peak_rss_mb(),
+        "rows": index.kg.n_rows,
+        "entities": index.kg.n_entities,
+        "relations": index.kg.n_relations,
+        "years": [int(index.kg.year.min()), int(index.kg.year.max())],
+        "documents": index.bm25.N,
+        "distinct_documents": int(index.bm25.group_len.shape[0]),
+        "vocabulary": index.bm25.vocab_size,
+        "avgdl": index.bm25.avgdl,
+    }
+
+
+def child_score(kg: str, labels: str, cache: str, repeats: str, subset: str) -> dict[str, Any]:
+    import math
+    import random
+
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    from retriever.index import load_index
+    from retriever.tokenize import tokenize
+
+    index = load_index(kg, labels, None, cache_dir=cache)
+    bm25 = index.bm25
+    start = time.perf_counter()
+    ent, rel = index.entity_labels, index.relation_labels
+    corpus = [
+        tokenize(f"{ent[h]} {rel[r]} {ent[t]}")
+        for h, r, t in zip(index.kg.head.tolist(), index.kg.relation.tolist(), index.kg.tail.tolist(), strict=True)
+    ]
+    reference = BM25Okapi(corpus, k1=1.5, b=0.75)
+    df: dict[str, int] = {}
+    for doc in reference.doc_freqs:
+        for term in doc:
+            df[term] = df.get(term, 0) + 1
+    reference.idf = {term: math.log(1 + (reference.corpus_size - n + 0.5) / (n + 0.5)) for term, n in df.items()}
+    reference_build = time.perf_counter() - start
+    del corpus
+
+    rng = random.Random(12345)
+    n_rep, size = int(repeats), int(subset)
+    ours_times, theirs_times = [], []
+    compared = 0
+    for _ in range(n_rep):
+        h = rng.randrange(index.kg.n_entities)
+        query = f"Which {rel[rng.randrange(len(rel))]} of {ent[h]} was valid in {rng.randrange(1900, 2025)}?"
+        docs = np.array(sorted(rng.sample(range(bm25.N), size)), dtype=np.int64)
+        terms = list(dict.fromkeys(tokenize(query)))
+        t0 = time.perf_counter()
+        ours = bm25.score(query, docs)
+        t1 = time.perf_counter()
+        theirs = reference.get_batch_scores(terms, docs.tolist())
+        t2 = time.perf_counter()
+        ours_times.append(t1 - t0)
+        theirs_times.append(t2 - t1)
+        theirs_arr = np.asarray(theirs, dtype=np.float64)
+        if ours.view(np.int64).tolist() != theirs_arr.view(np.int64).tolist():
+            raise AssertionError(f"scores differ from rank_bm25 for query {query!r}")
+        compared += size
+    ours_med, theirs_med = float(np.median(ours_times)), float(np.median(theirs_times))
+    return {
+        "subsets": n_rep,
+        "subset_size": size,
+        "scores_compared_bit_identical": compared,
+        "ours_median_ms": ours_med * 1e3,
+        "rank_bm25_median_ms": theirs_med * 1e3,
+        "speedup_median": theirs_med / ours_med,
+        "ours_total_s": float(sum(ours_times)),
+        "rank_bm25_total_s": float(sum(theirs_times)),
+        "rank_bm25_index_build_s": reference_build,
+    }
+
+
+CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {"build": child_build, "score": child_score}
+
+
+# --------------------------------------------------------------------------- sections
+def section_index(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    kg, labels, source = full_data(workdir, args.source)
+    prepare = time.perf_counter() - start
+    cache = Path(tempfile.mkdtemp(prefix="bench-index-cache-", dir=workdir))
+    build = run_child("build", str(kg), str(labels), str(cache))
+    reload = run_child("build", str(kg), str(labels), str(cache))
+    assert not build["from_cache"] and reload["from_cache"]
+    scoring = run_child("score", str(kg), str(labels), str(cache), str(args.repeats), "660")
+    result = {
+        "data": {"source": source, "kg": str(kg), "csv_mb": kg.stat().st_size / 2**20, "prepare_s": prepare},
+        "build": build,
+        "cached_reload": reload,
+        "scoring_660": scoring,
+        "targets": {
+            "build_s<=15": build["wall_s"] <= 15,
+            "cached_reload_s<=3": reload["wall_s"] <= 3,
+            "peak_rss_mb<=3072": max(build["peak_rss_mb"], reload["peak_rss_mb"]) <= 3072,
+            "scoring_speedup>=10": scoring["speedup_median"] >= 10,
+        },
+    }
+    return result
+
+
+SECTIONS: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {"index": section_index}
+
+
+def machine() -> dict[str, Any]:
+    import numpy
+
+    return {
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--child":
+        result = CHILDREN[argv[1]](*argv[2:])
+        print(json.dumps(result))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help=f"comma-separated sections (default: all of {', '.join(SECTIONS)})")
+    parser.add_argument("--out", default="bench-results.json", help="JSON file to merge the figures into")
+    parser.add_argument("--workdir", help="where generated data and caches go (default: <cache>/bench)")
+    parser.add_argument("--source", choices=("auto", "sample", "synthetic"), default="auto", help="full-size KG source")
+    parser.add_argument("--repeats", type=int, default=200, help="number of random 660-document subsets to score")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",")] if args.only else list(SECTIONS)
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section(s) {unknown}; known: {list(SECTIONS)}")
+    if args.workdir:
+        workdir = Path(args.workdir)
+    else:
+        from retriever.paths import cache_home
+
+        workdir = cache_home() / "bench"
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    results: dict[str, Any] = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    for name in names:
+        print(f"bench: running section {name!r}", file=sys.stderr)
+        results[name] = {"machine": machine(), **SECTIONS[name](args, workdir)}
+        from retriever.atomic import write_json
+
+        write_json(out, results)
+        print(json.dumps({name: results[name]}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

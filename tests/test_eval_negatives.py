@@ -1,0 +1,84 @@
+"""Typed-negative hit rates (SPEC §3.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eval.negatives import RATE_NAMES, negatives_report, question_indicators, replaced_pair
+from eval.trp_ccr import resolve_question
+
+
+def T(s, r, o, t, ids=False):
+    d = {"s": s, "r": r, "o": o, "t_start": float(t), "t_end": float(t)}
+    if ids:
+        d.update(s_id="Q" + s, r_id="P" + r, o_id="Q" + o)
+    return d
+
+
+def q(qid="q1", ids=False):
+    return {
+        "id": qid, "t_query": 1994.0,
+        "S_star": [T("a", "p", "b", 1994, ids), T("b", "q", "c", 1994, ids)],
+        "S_stale": [T("a", "p", "b", 1980, ids), T("b", "q", "c", 1994, ids)],
+        "S_dist": [T("a", "p", "b", 1994, ids), T("b", "q", "x", 1991, ids)],
+    }
+
+
+def test_replaced_pair():
+    hop, repl = replaced_pair(q(), "S_stale", "label")
+    assert hop.five("label") == ("a", "p", "b", 1994.0, 1994.0) and repl.five("label") == ("a", "p", "b", 1980.0, 1980.0)
+    hop, repl = replaced_pair(q(), "S_dist", "label")
+    assert hop.keys["label"] == ("b", "q", "c") and repl.keys["label"] == ("b", "q", "x")
+    two = q()
+    two["S_stale"] = [T("a", "p", "b", 1980), T("b", "q", "c", 1981)]
+    assert replaced_pair(two, "S_stale", "label") is None  # two triples differ: not evaluable
+    same = q()
+    same["S_dist"] = list(same["S_star"])
+    assert replaced_pair(same, "S_dist", "label") is None
+
+
+@pytest.mark.parametrize(
+    ("evidence", "expected"),
+    [
+        ([T("a", "p", "b", 1980)], {"stale_exact", "stale_same_fact", "stale_same_relation"}),
+        ([T("a", "p", "b", 1975)], {"stale_same_fact", "stale_same_relation"}),
+        ([T("a", "p", "z", 1975)], {"stale_same_relation"}),
+        ([T("a", "p", "z", 1994)], set()),  # valid at t_query: not a stale hit
+        ([T("a", "p", "b", 1994)], set()),  # the gold hop itself
+        ([T("b", "q", "x", 1991)], {"dist_exact", "dist_same_triple", "dist_same_relation"}),
+        ([T("b", "q", "x", 1994)], {"dist_same_triple", "dist_same_relation"}),
+        ([T("b", "q", "y", 1994)], {"dist_same_relation"}),
+        ([T("b", "q", "c", 1994)], set()),
+        ([], set()),
+    ],
+)
+def test_indicators(evidence, expected):
+    question = q()
+    got = question_indicators(question, resolve_question(question, evidence))
+    assert {k for k, v in got.items() if v} == expected
+    assert all(v is not None for v in got.values())
+
+
+def test_id_space_evidence():
+    question = q(ids=True)
+    ev = [{"s_id": "Qa", "r_id": "Pp", "o_id": "Qb", "t_start": 1980.0, "t_end": 1980.0}]
+    got = question_indicators(question, resolve_question(question, ev))
+    assert got["stale_exact"] and got["stale_same_fact"]
+
+
+def test_report_rates_and_counts():
+    qs = [q("q1"), q("q2"), q("q3"), q("q4")]
+    qs[3]["S_stale"] = [T("a", "p", "b", 1980), T("b", "q", "c", 1981)]  # not evaluable for stale
+    evidence = [[T("a", "p", "b", 1980)], [T("b", "q", "y", 1994)], [], [T("a", "p", "b", 1980)]]
+    resolved = [resolve_question(x, e) for x, e in zip(qs, evidence, strict=True)]
+    flags = {"q1": {"stale_functional": True, "dist_functional": True},
+             "q2": {"stale_functional": True, "dist_functional": False},
+             "q3": {"stale_functional": False, "dist_functional": True},
+             "q4": {"stale_functional": True, "dist_functional": True}}
+    rep = negatives_report(qs, resolved, flags)
+    assert rep["counts"] == {"stale": {"evaluable": 3, "functional": 2}, "dist": {"evaluable": 4, "functional": 3}}
+    assert rep["rates"]["stale_exact"] == {"rate": 0.5, "n": 2}
+    assert rep["rates"]["dist_same_relation"] == {"rate": 0.0, "n": 3}  # q2 hits it but is not dist-functional
+    assert list(rep["rates"]) == list(RATE_NAMES)
+    none = negatives_report(qs, resolved, None)
+    assert none["rates"] is None and none["counts"]["stale"]["evaluable"] == 3

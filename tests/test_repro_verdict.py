@@ -1,0 +1,116 @@
+"""The verdict tolerance rule of the audit (SPEC §4), tested at its boundaries."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from eval.verdict import DEFAULT_TOLERANCES, FAIL, NA, OK, OKISH, delta, verdict
+
+
+@pytest.mark.parametrize(
+    ("paper", "reproduced", "expected"),
+    [
+        (1743, 1743, OK),
+        (1000, 1010, OKISH),   # |d| = 1% of paper: on the boundary
+        (1000, 990, OKISH),
+        (1000, 1011, FAIL),
+        (1000, 989, FAIL),
+        (1743, 1744, OKISH),
+        (0, 0, OK),
+        (0, 1, FAIL),          # max(|paper|, 1) * 1% = 0.01 < 1
+        (2, 3, FAIL),
+        (864, 864.0, OK),
+    ],
+)
+def test_count_boundaries(paper, reproduced, expected):
+    assert verdict(paper, reproduced, "count") == expected
+
+
+@pytest.mark.parametrize(
+    ("paper", "reproduced", "expected"),
+    [
+        (0.203, 0.203, OK),
+        (0.203, 0.208, OK),      # exactly ok_abs above (decimal), despite binary floats
+        (0.203, 0.198, OK),
+        (0.203, 0.2081, OKISH),
+        (0.203, 0.223, OKISH),   # exactly okish_abs above
+        (0.203, 0.183, OKISH),
+        (0.203, 0.2231, FAIL),
+        (0.203, 0.1829, FAIL),
+        (1.0, 0.995, OK),
+        (1.0, 0.9949, OKISH),
+        (0.0, 0.02, OKISH),
+        (0.0, 0.0201, FAIL),
+    ],
+)
+def test_rate_boundaries(paper, reproduced, expected):
+    assert verdict(paper, reproduced, "rate") == expected
+
+
+@pytest.mark.parametrize(
+    ("reproduced", "expected_delta", "expected"),
+    [
+        ([0.03, 0.08], 0.0, OK),
+        ([0.04, 0.05], 0.0, OK),          # inside the range
+        ([0.025, 0.08], 0.005, OK),       # reaches 0.005 below: boundary
+        ([0.024, 0.08], 0.006, OKISH),
+        ([0.03, 0.10], 0.02, OKISH),      # okish boundary
+        ([0.03, 0.1001], 0.0201, FAIL),
+        ([0.0, 0.5], 0.42, FAIL),         # the worse side counts
+    ],
+)
+def test_range_boundaries(reproduced, expected_delta, expected):
+    assert delta([0.03, 0.08], reproduced, "range") == pytest.approx(expected_delta)
+    assert verdict([0.03, 0.08], reproduced, "range") == expected
+
+
+def test_not_computable_and_bad_kind():
+    assert verdict(0.5, None, "rate") == NA
+    assert delta(0.5, None, "rate") is None
+    with pytest.raises(ValueError, match="unknown claim kind"):
+        verdict(1, 1, "ratio")
+    with pytest.raises(ValueError, match=r"\[low, high\]"):
+        verdict([0.1], [0.1, 0.2], "range")
+
+
+def test_override_and_signed_delta():
+    assert verdict(0.5, 0.51, "rate", {"ok_abs": 0.01}) == OK
+    assert verdict(0.5, 0.51, "rate") == OKISH
+    assert verdict(100, 103, "count", {"okish_rel": 0.05}) == OKISH
+    assert delta(1237, 234, "count") == -1003
+    assert isinstance(delta(1237, 234, "count"), int)
+    assert delta(0.5, 0.25, "rate") == -0.25
+
+
+def test_toml_tolerances_are_the_documented_defaults():
+    from eval.audit import load_claims
+
+    _, tolerances = load_claims()
+    assert tolerances == DEFAULT_TOLERANCES
+
+
+@given(st.integers(0, 10_000), st.integers(0, 10_000))
+def test_rate_rule_matches_exact_integer_arithmetic(i, j):
+    # Values with four decimals: compare the float rule with exact integer arithmetic
+    # in units of 1e-4 (ok: |d| <= 50, okish: |d| <= 200).
+    diff = abs(i - j)
+    expected = OK if diff <= 50 else OKISH if diff <= 200 else FAIL
+    assert verdict(i / 10_000, j / 10_000, "rate") == expected
+
+
+@given(st.integers(0, 100_000), st.integers(-3_000, 3_000))
+def test_count_rule_matches_exact_integer_arithmetic(paper, d):
+    reproduced = paper + d
+    # okish when 100 * |d| <= max(paper, 1), exactly
+    expected = OK if d == 0 else OKISH if 100 * abs(d) <= max(paper, 1) else FAIL
+    assert verdict(paper, reproduced, "count") == expected
+
+
+@given(st.floats(0, 1), st.floats(0, 0.1), st.floats(0, 0.1))
+def test_verdict_never_improves_as_the_error_grows(paper, small, extra):
+    order = {OK: 0, OKISH: 1, FAIL: 2}
+    near = verdict(paper, paper + small, "rate")
+    far = verdict(paper, paper + small + extra, "rate")
+    assert order[far] >= order[near]
