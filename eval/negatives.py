@@ -41,9 +41,15 @@ RATE_NAMES: tuple[str, ...] = (
 TYPES = {"stale": ("S_stale", "stale_functional"), "dist": ("S_dist", "dist_functional")}
 
 
-def replaced_pair(question: Mapping[str, Any], variant: str, space: str) -> tuple[GoldTriple, GoldTriple] | None:
-    """``(replaced hop, replacement)`` when exactly one triple differs, else None."""
-    star = _gold_triples(question, "S_star")
+def replaced_pair(
+    question: Mapping[str, Any], variant: str, space: str, star: list[GoldTriple] | None = None
+) -> tuple[GoldTriple, GoldTriple] | None:
+    """``(replaced hop, replacement)`` when exactly one triple differs, else None.
+
+    ``star`` is the already parsed ``S_star`` when the caller has it.
+    """
+    if star is None:
+        star = _gold_triples(question, "S_star")
     other = _gold_triples(question, variant)
     spaces = set.intersection(*(set(t.keys) for t in star + other)) if star + other else set()
     if not spaces:
@@ -63,7 +69,7 @@ def question_indicators(question: Mapping[str, Any], res: Resolved) -> dict[str,
     tq = res.tq
     out: dict[str, bool | None] = dict.fromkeys(RATE_NAMES)
     for kind, (variant, _flag) in TYPES.items():
-        pair = replaced_pair(question, variant, res.gold_space)
+        pair = replaced_pair(question, variant, res.gold_space, res.gold or None)
         if pair is None:
             continue
         hop, repl = pair

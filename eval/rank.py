@@ -17,9 +17,10 @@ macro-averaged over questions with ``|rel| > 0``; questions with an empty
 Two layers, as in ranx: :func:`rank_kernel` works on a numeric matrix of gains
 (binary hits, or hit probabilities for the tie-aware expectation of §3.5, which
 is linear in them), and :func:`hit_list` / :func:`rank_metrics` are the typed
-wrappers from resolved questions. :func:`rank_metrics_ir_measures` computes the
-same quantities with ``ir_measures`` (pytrec_eval) from the TREC form of
-:mod:`eval.trec`; the test suite checks that both agree.
+wrappers from resolved questions. ``backend='ir_measures'`` computes the same
+quantities with ``ir_measures`` (pytrec_eval) from the TREC form of
+:mod:`eval.trec`; the test suite checks that both agree on thousands of random
+runs. The kernel is the default because it is ten times faster.
 """
 
 from __future__ import annotations
@@ -122,20 +123,31 @@ def macro(values: np.ndarray) -> float | None:
     return float(values[mask].mean()) if mask.any() else None
 
 
-def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, Any]:
+def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS, backend: str = "kernel") -> dict[str, Any]:
     """Per-question arrays and macro values of the SPEC §3.4 metrics.
+
+    ``backend='kernel'`` (default) uses :func:`rank_kernel`; ``'ir_measures'``
+    computes the per-question values with ``ir_measures`` (pytrec_eval), the
+    same numbers about ten times slower (2.5 s against 0.25 s for 8,710 questions).
 
     Returns ``{'per_question': {name: array}, 'macro': {name: value},
     'n_rel': array, 'n_evaluated': int, 'n_empty_rel': int}``.
     """
+    if backend not in ("kernel", "ir_measures"):
+        from retriever.errors import ConfigError
+
+        raise ConfigError(f"unknown rank-metric backend {backend!r} (expected kernel or ir_measures)")
     lists = []
     n_rel = np.zeros(len(resolved), dtype=np.int64)
     for i, res in enumerate(resolved):
         flags, nr = hit_list(res)
         lists.append(flags)
         n_rel[i] = nr
-    width = max([max(ks)] + [len(x) for x in lists])
-    per_q = rank_kernel(to_matrix(lists, width), n_rel, ks)
+    if backend == "ir_measures":
+        per_q = _ir_measures_per_question(resolved, n_rel, ks)
+    else:
+        width = max([max(ks)] + [len(x) for x in lists])
+        per_q = rank_kernel(to_matrix(lists, width), n_rel, ks)
     return {
         "per_question": per_q,
         "macro": {name: macro(v) for name, v in per_q.items()},
@@ -145,13 +157,14 @@ def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[s
     }
 
 
-def rank_metrics_ir_measures(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, float | None]:
-    """The same macro values computed by ``ir_measures`` (pytrec_eval backend).
+def _ir_measures_per_question(resolved: Sequence[Resolved], n_rel: np.ndarray, ks: Sequence[int]) -> dict[str, np.ndarray]:
+    """Per-question values from ``ir_measures`` (pytrec_eval backend).
 
     Runs and qrels are built by :func:`eval.trec.trec_run_and_qrels`; the rank
     order is encoded in strictly decreasing scores so that trec_eval's own
-    tie-break cannot reorder anything. Questions with an empty ``rel`` have no
-    qrels and are skipped by trec_eval, as by the macro of SPEC §3.4.
+    tie-break cannot reorder anything. A question with relevant triples but no
+    retrieved item gets 0 (trec_eval only reports queries present in the run);
+    one with an empty ``rel`` gets NaN, as in the kernel.
     """
     import ir_measures
     from ir_measures import RR, R, nDCG
@@ -160,15 +173,18 @@ def rank_metrics_ir_measures(resolved: Sequence[Resolved], ks: Sequence[int] = K
 
     run, qrels = trec_run_and_qrels(resolved)
     measures = [R @ k for k in ks] + [nDCG @ k for k in ks] + [RR]
-    names = [f"recall@{k}" for k in ks] + [f"ndcg@{k}" for k in ks] + ["mrr"]
+    names = metric_names(ks)
+    row_of = {str(res.qid): i for i, res in enumerate(resolved)}
+    out = {name: np.where(n_rel > 0, 0.0, np.nan) for name in names}
     qrels_list = [ir_measures.Qrel(q, d, rel) for q, docs in qrels.items() for d, rel in docs.items()]
-    run_list = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
-    if not qrels_list:
-        return dict.fromkeys(names)
-    # trec_eval averages over queries that have qrels; a query with qrels but no
-    # retrieved documents must count as zero, so ask for per-query values.
-    sums = dict.fromkeys(measures, 0.0)
-    for m in ir_measures.iter_calc(measures, qrels_list, run_list):
-        sums[m.measure] += m.value
-    n_q = len(qrels)
-    return {name: sums[m] / n_q for name, m in zip(names, measures, strict=True)}
+    run_list = [ir_measures.ScoredDoc(q, d, sc) for q, docs in run.items() for d, sc in docs.items()]
+    if qrels_list and run_list:
+        by_measure = dict(zip(measures, names, strict=True))
+        for m in ir_measures.iter_calc(measures, qrels_list, run_list):
+            out[by_measure[m.measure]][row_of[m.query_id]] = m.value
+    return out
+
+
+def rank_metrics_ir_measures(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, float | None]:
+    """Macro values of SPEC §3.4 computed by ``ir_measures`` (see :func:`rank_metrics`)."""
+    return rank_metrics(resolved, ks, backend="ir_measures")["macro"]

@@ -208,6 +208,7 @@ def plot_filtered_vs_blind(scores: Mapping[str, Mapping[str, Any]], path: Path,
     _grouped_bars(axes[1], [n.replace("stale_", "") for n in names], neg_series, "stale-negative hit rate (functional)")
     for container in axes[1].containers:
         axes[1].bar_label(container, fmt="%.3f", fontsize=7)  # a 0.000 bar is otherwise invisible
+    axes[1].legend(fontsize=8)
     _save(fig, path)
     return True
 
@@ -279,7 +280,7 @@ def audit_table(rows: Sequence[Mapping[str, Any]]) -> str:
         reproduced = format_value(r["reproduced"], r["kind"], r["of"], like=r["paper"])
         note = r.get("reason") or r.get("note") or ""
         out.append([f"`{r['id']}` {r['what']}", format_value(r["paper"], r["kind"], r["paper_of"]), reproduced,
-                    format_delta(r["delta"], r["kind"]), r["verdict"], note])
+                    format_delta(r["delta"], r["kind"], like=r["paper"]), r["verdict"], note])
     return _md_table(["claim", "paper", "reproduced", "delta", "verdict", "note"], out)
 
 
@@ -367,16 +368,32 @@ def write_report(
         lines += ["## Diff against published baselines (SPEC §6.3)", ""]
         for name, d in diffs.items():
             lines += [f"### `{name}`", ""]
+            if d.get("error"):
+                lines += [f"Skipped: {d['error']}", ""]
+                continue
             if d.get("config"):
                 lines.append(f"Compared with run `{d['config']}`.")
                 lines.append("")
             summ = d.get("summary")
             if summ:
-                lines += [_md_table(["measure", "value"], [[k, v] for k, v in summ.items()]), ""]
+                lines += [f"Exact match: {summ['exact']:,} of {summ['baseline_questions']:,} baseline questions "
+                          f"({summ['exact_share']:.1%}), items compared by {d.get('space')}.", "",
+                          _md_table(["measure", "value"], [[k, v] for k, v in summ.items() if k not in ("exact", "exact_share")]), ""]
+                if summ["exact"] < summ["baseline_questions"]:
+                    lines += [f"Per-question differences: `diff/`. To find the decision options (SPEC §2) that reproduce "
+                              f"this baseline: `tempbench diff runs/{d.get('config')}.jsonl BASELINE --sweep`.", ""]
             metric_rows = d.get("metrics") or []
-            if metric_rows:
-                lines += [_md_table(["slice", "metric", "run", "baseline", "delta"],
-                                    [[m["slice"], m["metric"], m["run"], m["baseline"], m["delta"]] for m in metric_rows]), ""]
+            differ = [m for m in metric_rows if m["delta"] is None or abs(m["delta"]) > 1e-12]
+            if metric_rows and not differ:
+                lines += [f"All {len(metric_rows)} (slice, metric) values equal.", ""]
+            elif differ:
+                shown = differ[:40]
+                lines += [f"{len(differ)} of {len(metric_rows)} (slice, metric) values differ"
+                          + (" (the first 40 shown; all in `diff/`)" if len(differ) > 40 else "") + ":", "",
+                          _md_table(["slice", "metric", "run", "baseline", "delta"],
+                                    [[m["slice"], m["metric"], m["run"], m["baseline"], m["delta"]] for m in shown]), ""]
+            if d.get("metrics_note"):
+                lines += [d["metrics_note"], ""]
     report = out / "report.md"
     write_text(report, "\n".join(lines).rstrip() + "\n")
     return report

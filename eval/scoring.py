@@ -68,6 +68,7 @@ def evaluate(
     split: str | None = None,
     predictions: Mapping[Any, str] | None = None,
     key: str = "auto",
+    rank_backend: str = "kernel",
 ) -> Evaluation:
     """Resolve every scored question once and compute all per-question metrics."""
     from eval.negatives import negatives_report
@@ -96,7 +97,7 @@ def evaluate(
         rows=rows,
         missing=missing,
         outside_split=outside,
-        rank=rank_metrics(resolved),
+        rank=rank_metrics(resolved, backend=rank_backend),
         ties=tie_report(resolved),
         negatives=negatives_report(chosen, resolved, flags),
         flags_found=flags is not None,

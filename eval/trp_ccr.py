@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from eval.errors import EvidenceError
 
@@ -46,8 +46,7 @@ SPACE_KEYS = {"id": ID_KEYS, "label": LABEL_KEYS}
 KEY_CHOICES = ("auto", "label", "id")
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):
     """One evidence item normalised to ``(s, r, o, t_start, t_end)`` in one space."""
 
     space: str
@@ -95,6 +94,7 @@ class Resolved:
     class_valid: list[bool] = field(default_factory=list)  # a member of the class is valid at tq
     class_keys: list[dict[str, tuple[Any, Any, Any]]] = field(default_factory=list)
     extra: list[Item] = field(default_factory=list)  # cut-off ties (SPEC §3.5), matched like evidence
+    gold: list[GoldTriple] = field(default_factory=list)  # S_star as parsed
 
     @property
     def n_ret(self) -> int:
@@ -107,6 +107,8 @@ def _qname(question: Mapping[str, Any]) -> str:
 
 
 def _to_float(value: Any, what: str) -> float:
+    if type(value) is float:  # the common case, checked first for speed
+        return value
     if value is None or isinstance(value, (list, tuple, dict)):
         raise EvidenceError(f"{what} is {value!r}; expected a number")
     try:
@@ -116,7 +118,12 @@ def _to_float(value: Any, what: str) -> float:
 
 
 def _carried(obj: Mapping[str, Any]) -> list[str]:
-    return [space for space, keys in SPACE_KEYS.items() if all(k in obj for k in keys)]
+    out = []
+    if "s_id" in obj and "r_id" in obj and "o_id" in obj:
+        out.append("id")
+    if "s" in obj and "r" in obj and "o" in obj:
+        out.append("label")
+    return out
 
 
 def _describe_keys(obj: Mapping[str, Any]) -> str:
@@ -162,32 +169,44 @@ def _gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: 
     return out
 
 
-def _raw_item(item: Any, what: str, gold_spaces: set[str], key: str) -> tuple[str, tuple[Any, Any, Any], float, float, Any]:
-    """Normalise one evidence item to ``(space, (s, r, o), t_start, t_end, score)``."""
+def _raw_item(
+    item: Any, kind: str, pos: int, where: str, gold_spaces: set[str], key: str
+) -> tuple[str, tuple[Any, Any, Any], float, float, Any]:
+    """Normalise one evidence item to ``(space, (s, r, o), t_start, t_end, score)``.
+
+    ``kind``/``pos``/``where`` only build the error message (lazily: this runs
+    once per retrieved item).
+    """
     if isinstance(item, Mapping):
-        item_spaces = _carried(item)
         if key != "auto":
-            if key not in item_spaces:
-                raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, (key,))}")
             space = key
-        elif "id" in item_spaces and "id" in gold_spaces:
+            if space not in _carried(item):
+                what = f"{kind} item {pos} of {where}"
+                raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, (key,))}")
+        elif "s_id" in item and "r_id" in item and "o_id" in item and "id" in gold_spaces:
             space = "id"
-        elif "label" in item_spaces and "label" in gold_spaces:
+        elif "s" in item and "r" in item and "o" in item and "label" in gold_spaces:
             space = "label"
-        elif not item_spaces:
-            raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, ('label', 'id'))}")
         else:
+            what = f"{kind} item {pos} of {where}"
+            item_spaces = _carried(item)
+            if not item_spaces:
+                raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, ('label', 'id'))}")
             raise EvidenceError(
                 f"{what} carries the {'/'.join(item_spaces)} space but the gold (S_star) carries "
                 f"{'/'.join(sorted(gold_spaces)) or 'neither'}; no shared key space (give key='label' or key='id' "
                 "only when both sides carry it)"
             )
-        for tk in TIME_KEYS:
-            if tk not in item:
-                raise EvidenceError(f"{what} has no {tk}")
-        srot = tuple(item[k] for k in SPACE_KEYS[space])
-        return space, srot, _to_float(item["t_start"], f"{what}.t_start"), _to_float(item["t_end"], f"{what}.t_end"), item.get("score")
+        if "t_start" not in item or "t_end" not in item:
+            missing = "t_start" if "t_start" not in item else "t_end"
+            raise EvidenceError(f"{kind} item {pos} of {where} has no {missing}")
+        names = ID_KEYS if space == "id" else LABEL_KEYS
+        srot = (item[names[0]], item[names[1]], item[names[2]])
+        ts = _to_float(item["t_start"], f"{kind} item {pos} of {where}: t_start") if type(item["t_start"]) is not float else item["t_start"]
+        te = _to_float(item["t_end"], f"{kind} item {pos} of {where}: t_end") if type(item["t_end"]) is not float else item["t_end"]
+        return space, srot, ts, te, item.get("score")
     if isinstance(item, (tuple, list)):
+        what = f"{kind} item {pos} of {where}"
         if len(item) != 5:
             raise EvidenceError(f"{what} has {len(item)} fields; expected 5: (s, r, o, t_start, t_end)")
         if key != "auto":
@@ -196,8 +215,10 @@ def _raw_item(item: Any, what: str, gold_spaces: set[str], key: str) -> tuple[st
             space = "label"
         else:
             space = "id"
-        return space, (item[0], item[1], item[2]), _to_float(item[3], f"{what} t_start"), _to_float(item[4], f"{what} t_end"), None
-    raise EvidenceError(f"{what} is {type(item).__name__}; expected a dict or a 5-tuple (s, r, o, t_start, t_end)")
+        return space, (item[0], item[1], item[2]), _to_float(item[3], f"{what}: t_start"), _to_float(item[4], f"{what}: t_end"), None
+    raise EvidenceError(
+        f"{kind} item {pos} of {where} is {type(item).__name__}; expected a dict or a 5-tuple (s, r, o, t_start, t_end)"
+    )
 
 
 def _iter_evidence(evidence: Any, where: str) -> Iterable[Any]:
@@ -241,8 +262,8 @@ def resolve_question(
     if key != "auto":
         gold_spaces = {key}
 
-    raw = [_raw_item(it, f"evidence item {i} of {where}", gold_spaces, key) for i, it in enumerate(_iter_evidence(evidence, where))]
-    raw_extra = [_raw_item(it, f"cutoff_ties item {i} of {where}", gold_spaces, key) for i, it in enumerate(_iter_evidence(extra, where))]
+    raw = [_raw_item(it, "evidence", i, where, gold_spaces, key) for i, it in enumerate(_iter_evidence(evidence, where))]
+    raw_extra = [_raw_item(it, "cutoff_ties", i, where, gold_spaces, key) for i, it in enumerate(_iter_evidence(extra, where))]
 
     used = {r[0] for r in raw}
     if len(used) == 1:
@@ -290,6 +311,7 @@ def resolve_question(
         class_valid=class_valid,
         class_keys=class_keys,
         extra=[make(r) for r in raw_extra],
+        gold=gold,
     )
 
 

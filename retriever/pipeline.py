@@ -107,10 +107,7 @@ class Retriever:
         ties: list[dict[str, Any]] = []
         if len(rows):
             terms = self.index.bm25.query_terms(query_text(question, self.config.query_includes_t_query))
-            ranked = self.ranker.rank(terms, rows)
-            item = self.ranker.item
-            evidence = [item(int(rows[p]), ranked.scores[p], ranked.lines[int(p)]) for p in ranked.order]
-            ties = [item(int(rows[p]), ranked.scores[p], ranked.lines[int(p)]) for p in ranked.ties]
+            evidence, ties = self.ranker.items(self.ranker.rank(terms, rows))
         record = {
             "id": question.get("id"),
             "split": question.get("split"),

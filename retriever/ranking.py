@@ -42,6 +42,7 @@ class Ranked:
     ties: np.ndarray  # candidate positions of cutoff_ties, rank order
     scores: np.ndarray  # score of every candidate
     lines: dict[int, str]  # rendered line of every candidate in order or ties
+    info: dict[int, tuple]  # position -> (row, head, relation, tail, year, score, line)
 
 
 class Ranker:
@@ -82,9 +83,7 @@ class Ranker:
         # the default template needs only labels and the year: a faster path
         self._default_template = line_template == "{s} | {r} | {o} | {t}"
 
-    def line(self, row: int) -> str:
-        """Rendered evidence line of KG row ``row``."""
-        h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
+    def _line(self, h: int, r: int, t: int, y: int) -> str:
         if self._default_template:
             return f"{self.entity_labels[h]} | {self.relation_labels[r]} | {self.entity_labels[t]} | {y}"
         return self.template.format(
@@ -92,12 +91,16 @@ class Ranker:
             s_id=self.entity_ids[h], r_id=self.relation_ids[r], o_id=self.entity_ids[t], t_start=y, t_end=y,
         )
 
+    def line(self, row: int) -> str:
+        """Rendered evidence line of KG row ``row``."""
+        return self._line(int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row]))
+
     def rank(self, query_terms: Any, rows: np.ndarray) -> Ranked:
         """Rank candidate ``rows`` (pool order) for the query terms."""
         n = len(rows)
         if n == 0:
             empty = np.zeros(0, dtype=np.int64)
-            return Ranked(empty, empty, np.zeros(0), {})
+            return Ranked(empty, empty, np.zeros(0), {}, {})
         scores = np.asarray(self.bm25.score(query_terms, rows), dtype=np.float64)
         k = self.k
         if n > k:
@@ -105,23 +108,35 @@ class Ranker:
             pos = np.flatnonzero(scores >= threshold)
         else:
             pos = np.arange(n)
-        cand = [int(p) for p in pos]
+        # one vectorized gather per column, then plain Python values
+        sel = rows[pos]
+        cols = zip(pos.tolist(), sel.tolist(), self.head[sel].tolist(), self.relation[sel].tolist(),
+                   self.tail[sel].tolist(), self.year[sel].tolist(), scores[pos].tolist(), strict=True)
+        info = {p: (row, h, r, t, y, sc, self._line(h, r, t, y)) for p, row, h, r, t, y, sc in cols}
+        cand = list(info)  # ascending pool position
         if self.by_edge_id:
-            cand.sort(key=lambda p: int(rows[p]))
-        lines = {p: self.line(int(rows[p])) for p in cand}
+            cand.sort(key=lambda p: info[p][0])
         if self.reverse_lex:
-            cand.sort(key=lines.__getitem__, reverse=True)
-        score_list = scores.tolist()
-        cand.sort(key=score_list.__getitem__, reverse=True)
+            cand.sort(key=lambda p: info[p][6], reverse=True)
+        cand.sort(key=lambda p: info[p][5], reverse=True)
         order = np.asarray(cand[:k], dtype=np.int64)
         ties = np.asarray(cand[k:], dtype=np.int64)
-        return Ranked(order, ties, scores, lines)
+        return Ranked(order, ties, scores, {p: v[6] for p, v in info.items()}, info)
+
+    def items(self, ranked: Ranked) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Evidence items and ``cutoff_ties`` items (SPEC §6.1) of a ranking."""
+        make = self._item
+        info = ranked.info
+        return [make(*info[p]) for p in ranked.order.tolist()], [make(*info[p]) for p in ranked.ties.tolist()]
+
+    def _item(self, row: int, h: int, r: int, t: int, y: int, score: float, line: str) -> dict[str, Any]:
+        return {
+            "s": self.entity_labels[h], "r": self.relation_labels[r], "o": self.entity_labels[t],
+            "s_id": self.entity_ids[h], "r_id": self.relation_ids[r], "o_id": self.entity_ids[t],
+            "t_start": y, "t_end": y, "score": score, "line": line,
+        }
 
     def item(self, row: int, score: float, line: str) -> dict[str, Any]:
         """One evidence item of a run record (SPEC §6.1)."""
         h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
-        return {
-            "s": self.entity_labels[h], "r": self.relation_labels[r], "o": self.entity_labels[t],
-            "s_id": self.entity_ids[h], "r_id": self.relation_ids[r], "o_id": self.entity_ids[t],
-            "t_start": y, "t_end": y, "score": float(score), "line": line,
-        }
+        return self._item(row, h, r, t, y, float(score), line)

@@ -18,6 +18,14 @@ from the cache, and score random 660-document subsets with our BM25 and with
 ``rank_bm25.BM25Okapi.get_batch_scores`` side by side (with SPEC §2.2's idf
 swapped in and the query deduplicated), asserting bit-identical scores.
 Targets: build <= 15 s, cached reload <= 3 s, peak RSS <= 3 GB, scoring >= 10x.
+
+Section ``retrieval`` (issue 4): on the full generated sample (8,710 questions),
+from a cached index, one worker, every configuration of SPEC §2.6 over every
+question; the linker alone; and the slow reference of
+``tests/retriever_slow_reference.py`` side by side with the fast path on the
+same questions (``--slow-questions``), asserting identical evidence. Targets:
+oracle >= 500 q/s, stale_blind and hop3_k25 >= 200 q/s, linker >= 2,000 q/s,
+>= 20x faster than the slow reference.
 """
 
 from __future__ import annotations
@@ -209,7 +217,78 @@ def child_score(kg: str, labels: str, cache: str, repeats: str, subset: str) -> 
     }
 
 
-CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {"build": child_build, "score": child_score}
+def child_retrieval(root: str, cache: str, n_slow: str) -> dict[str, Any]:
+    """Issue 4: every shipped configuration over all questions, one worker, cached index;
+    the slow reference (tests/retriever_slow_reference.py) side by side on the same questions."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from retriever_slow_reference import SlowRetriever
+
+    from retriever.benchmark import load_benchmark
+    from retriever.config import load_config
+    from retriever.index import load_index
+    from retriever.paths import resolve_data
+    from retriever.pipeline import Retriever
+
+    paths = resolve_data(data=root)
+    start = time.perf_counter()
+    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark.parent, cache_dir=cache)
+    load_s = time.perf_counter() - start
+    questions = load_benchmark(paths.benchmark, paths.benchmark_ids)
+    start = time.perf_counter()
+    slow = SlowRetriever(index.kg, index.entity_labels, index.relation_labels)
+    slow_build = time.perf_counter() - start
+    subset = questions[:: max(1, len(questions) // int(n_slow))][: int(n_slow)]
+    configs: dict[str, Any] = {}
+    for name in ("oracle", "nonoracle", "stale_blind", "hop3_k25"):
+        cfg = load_config(name)
+        t0 = time.perf_counter()
+        fast = Retriever(index, cfg)
+        setup = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pool = 0
+        for q in questions:
+            pool += fast.retrieve_with_stats(q)[1].pool_rows
+        all_s = time.perf_counter() - t0
+        entry: dict[str, Any] = {"questions": len(questions), "setup_s": setup, "retrieve_s": all_s,
+                                 "questions_per_s": len(questions) / all_s, "mean_pool_rows": pool / len(questions)}
+        if fast.linker is not None:
+            t0 = time.perf_counter()
+            for q in questions:
+                fast.linker(q)
+            entry["linker_only_questions_per_s"] = len(questions) / (time.perf_counter() - t0)
+        # side by side on the same questions: fast, then slow, identical evidence
+        t0 = time.perf_counter()
+        got = [fast.retrieve(q) for q in subset]
+        fast_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        want = [slow.retrieve(q, cfg) for q in subset]
+        slow_s = time.perf_counter() - t0
+        for g, w in zip(got, want, strict=True):
+            if [(e["score"], e["line"]) for e in g["evidence"]] != [(sc, ln) for _, sc, ln in w["evidence"]]:
+                raise AssertionError(f"{name}: fast and slow evidence differ on {g['id']}")
+        entry["side_by_side"] = {"questions": len(subset), "fast_s": fast_s, "slow_s": slow_s,
+                                 "speedup": slow_s / fast_s if fast_s else float("inf"), "identical_evidence": True}
+        configs[name] = entry
+    return {"load_index_s": load_s, "slow_reference_build_s": slow_build, "configs": configs,
+            "numpy": np.__version__}
+
+
+def child_retrieval_warm(root: str, cache: str) -> dict[str, Any]:
+    """Build (or load) the index exactly as ``tempbench run`` does, so the next child hits the cache."""
+    from retriever.index import load_index
+    from retriever.paths import resolve_data
+
+    paths = resolve_data(data=root)
+    start = time.perf_counter()
+    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark.parent, cache_dir=cache)
+    return {"wall_s": time.perf_counter() - start, "from_cache": index.from_cache}
+
+
+CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {
+    "build": child_build, "score": child_score, "retrieval": child_retrieval, "retrieval_warm": child_retrieval_warm,
+}
 
 
 # --------------------------------------------------------------------------- sections
@@ -237,7 +316,25 @@ def section_index(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     return result
 
 
-SECTIONS: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {"index": section_index}
+def section_retrieval(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Issue 4: retrieval throughput of the four SPEC §2.6 configurations on the full sample."""
+    kg, _labels, source = full_data(workdir, "sample" if args.source == "auto" else args.source)
+    cache = workdir / "retrieval-index-cache"
+    warm = run_child("retrieval_warm", str(kg.parent), str(cache))  # the timed child then loads from the cache
+    result = run_child("retrieval", str(kg.parent), str(cache), str(args.slow_questions))
+    c = result["configs"]
+    result["data"] = {"source": source, "root": str(kg.parent), "index_warm_s": warm["wall_s"]}
+    result["targets"] = {
+        "oracle_qps>=500": c["oracle"]["questions_per_s"] >= 500,
+        "stale_blind_qps>=200": c["stale_blind"]["questions_per_s"] >= 200,
+        "hop3_k25_qps>=200": c["hop3_k25"]["questions_per_s"] >= 200,
+        "linker_qps>=2000": c["nonoracle"]["linker_only_questions_per_s"] >= 2000,
+        "speedup_vs_slow>=20": all(v["side_by_side"]["speedup"] >= 20 for v in c.values()),
+    }
+    return result
+
+
+SECTIONS: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {"index": section_index, "retrieval": section_retrieval}
 
 
 def machine() -> dict[str, Any]:
@@ -264,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", help="where generated data and caches go (default: <cache>/bench)")
     parser.add_argument("--source", choices=("auto", "sample", "synthetic"), default="auto", help="full-size KG source")
     parser.add_argument("--repeats", type=int, default=200, help="number of random 660-document subsets to score")
+    parser.add_argument("--slow-questions", type=int, default=300,
+                        help="questions per configuration run through the slow reference side by side (retrieval)")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.only.split(",")] if args.only else list(SECTIONS)
     unknown = [n for n in names if n not in SECTIONS]

@@ -21,7 +21,7 @@ def test_ci_equals_slow_resampling_loop():
     hits, n_ret = rng.integers(0, 5, 40).astype(float), rng.integers(0, 5, 40).astype(float)
     ci = bootstrap_ci({"mean": mean_metric(x), "micro": RatioMetric(hits, n_ret, 0.0)}, n_boot=300, seed=9)
     # the same draws, one replicate at a time
-    idx = np.random.default_rng(9).integers(0, 40, size=(300, 40))
+    idx = np.random.default_rng(9).integers(0, 40, size=(300, 40), dtype=np.int32)
     means = [x[row].mean() for row in idx]
     micro = [hits[row].sum() / n_ret[row].sum() if n_ret[row].sum() else 0.0 for row in idx]
     assert ci["mean"] == pytest.approx(list(np.percentile(means, [2.5, 97.5])), abs=1e-12)

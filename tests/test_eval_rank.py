@@ -56,10 +56,13 @@ def test_kernel_equals_slow_loop(random_runs):
 
 def test_kernel_equals_ir_measures(random_runs):
     _, resolved = random_runs
-    ours = rank_metrics(resolved)["macro"]
-    theirs = rank_metrics_ir_measures(resolved)
-    for name in ours:
-        assert ours[name] == pytest.approx(theirs[name], abs=1e-9), name
+    ours = rank_metrics(resolved)
+    theirs = rank_metrics(resolved, backend="ir_measures")
+    for name, values in ours["per_question"].items():
+        np.testing.assert_allclose(values, theirs["per_question"][name], atol=1e-9, equal_nan=True, err_msg=name)
+    macro = rank_metrics_ir_measures(resolved)
+    for name in ours["macro"]:
+        assert ours["macro"][name] == pytest.approx(macro[name], abs=1e-9), name
 
 
 @pytest.mark.skipif(

@@ -213,3 +213,16 @@ def test_observed_equals_rank_metrics():
     r = rank_metrics([res])["macro"]
     for name, value in r.items():
         assert s[name]["observed"] == value
+
+
+@settings(max_examples=150, deadline=None)
+@given(tied_case())
+def test_nothing_tied_at_the_cutoff_fixes_trp_and_ccr(case):
+    """Without cut-off ties no ordering can change which items are returned: TRP/CCR are exact."""
+    q, evidence, _ = case
+    got = trp_ccr_ties(resolve_question(q, evidence, extra=[]))
+    for name in ("TRP", "CCR"):
+        if got[name] is None:
+            continue
+        obs, exp, lo, hi = got[name]
+        assert exp == pytest.approx(obs, abs=1e-12) and lo == pytest.approx(obs, abs=1e-12) and hi == pytest.approx(obs, abs=1e-12)

@@ -26,9 +26,9 @@ from eval.audit import (
 SPEC4_GROUPS = {
     "split sizes / interval share": 12,
     "interval leak: t_query == answer year": 3,
-    "interval questions whose text contains the query year": 1,
-    "functional stale negatives valid at t_query (test)": 2,
-    "functional stale pairs that are exact BM25 ties with their gold hop": 1,
+    "interval questions whose text contains the query year": 2,
+    "functional stale negatives valid at t_query (test)": 3,
+    "functional stale pairs that are exact BM25 ties with their gold hop": 2,
     "functional distractor pairs, BM25 gold vs distractor (test)": 8,
     "released distractors invalid at t_query": 1,
     "BM25 documents": 1,
@@ -192,6 +192,7 @@ def test_bm25_pair_claims_match_a_slow_loop(audited):
     assert rows["dist.gold_wins_nonties"]["reproduced"] == pytest.approx(higher / (higher + lower))
     assert rows["stale.bm25_ties"]["reproduced"] == sum(g == s for g, s in stale)
     assert rows["stale.bm25_ties"]["of"] == len(stale)
+    assert rows["stale.bm25_ties.share"]["reproduced"] == pytest.approx(sum(g == s for g, s in stale) / len(stale))
     assert rows["stale.functional"]["reproduced"] == len(stale_q)
     invalid = sum(not (p[1]["t_start"] <= q["t_query"] <= p[1]["t_end"]) for q in dist_q if (p := _pair(q, "S_dist")))
     assert rows["dist.invalid_at_tquery"]["reproduced"] == pytest.approx(invalid / len(dist))
@@ -224,7 +225,7 @@ def test_missing_flags_give_na_with_a_reason(small_sample, tmp_path):
     by_id = {r["id"]: r for r in rows}
     assert by_id["stale.valid_at_tquery"]["verdict"] == "n/a"
     assert "functional_negatives.jsonl not found" in by_id["stale.valid_at_tquery"]["reason"]
-    assert len(rows) == 2  # --claim prefixes select
+    assert [r["id"] for r in rows] == ["split.test.questions", "stale.valid_at_tquery", "stale.valid_at_tquery.share"]
     n_test = sum(q["split"] == "test" for q in _raw_questions(Path(data.benchmark)))
     assert by_id["split.test.questions"]["reproduced"] == n_test  # claims without flags still computed
 

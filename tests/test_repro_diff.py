@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eval.baselines import EvidenceBaseline, MetricBaseline, load_baseline, normalise_slice, parse_line
 from eval.diff import choose_space, diff_evidence, diff_lists, exact_share, sweep_variants
 from retriever.errors import InputError
-
-
-def item(s, r, o, t, score=1.0, ids=True):
-    out = {"s": s, "r": r, "o": o, "t_start": float(t), "t_end": float(t), "score": score, "line": f"{s} | {r} | {o} | {t}"}
-    if ids:
-        out.update({"s_id": "Q" + str(abs(hash(s)) % 997), "r_id": "P" + str(len(r)), "o_id": "Q" + str(abs(hash(o)) % 991)})
-    return out
 
 
 def fixed_items():
@@ -200,10 +196,8 @@ def test_parse_line_and_slices():
 @pytest.fixture(scope="module")
 def sample_run(small_sample):
     from retriever.benchmark import load_benchmark
-    from retriever.config import load_config
     from retriever.index import load_index
     from retriever.paths import default_index_cache, resolve_data
-    from retriever.pipeline import Retriever
 
     data = resolve_data(data=small_sample)
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=default_index_cache())
@@ -264,3 +258,46 @@ def test_sweep_variants_cover_the_decision_options():
     assert keys == {"cap_scope", "cap_counts", "line_template", "query_includes_t_query"}
     linker = sweep_variants(load_config("nonoracle"))
     assert "linker_match" in set().union(*map(set, linker)) and len(linker) == 2 * len(oracle)
+
+
+# ------------------------------------------------------------------ properties against a slow reading
+
+_TRIPLES = [("a", "r1", "b"), ("a", "r2", "c"), ("b", "r1", "c"), ("c", "r3", "a")]
+_item = st.builds(lambda t, y: {"s": t[0], "r": t[1], "o": t[2], "t_start": float(y), "t_end": float(y)},
+                  st.sampled_from(_TRIPLES), st.integers(2000, 2002))
+
+
+def _key(it):
+    return (it["s"], it["r"], it["o"], it["t_start"], it["t_end"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_item, max_size=8), st.lists(_item, max_size=8))
+def test_diff_lists_accounts_for_every_item(run, base):
+    d = diff_lists(run, base, "label")
+    assert d["exact"] == ([_key(i) for i in run] == [_key(i) for i in base])
+    # slow reading: multiset differences, each side
+    only_base = Counter(map(_key, base)) - Counter(map(_key, run))
+    only_run = Counter(map(_key, run)) - Counter(map(_key, base))
+    got_base = Counter(_key(base[m["rank"] - 1]) for m in d["missing"])
+    got_base += Counter(_key(base[c["baseline_rank"] - 1]) for c in d["changed"])
+    got_run = Counter(_key(run[m["rank"] - 1]) for m in d["extra"])
+    got_run += Counter(_key(run[c["run_rank"] - 1]) for c in d["changed"])
+    assert got_base == only_base and got_run == only_run
+    for c in d["changed"]:  # a changed time keeps (s, r, o)
+        assert _key(run[c["run_rank"] - 1])[:3] == _key(base[c["baseline_rank"] - 1])[:3]
+    # reordered is empty exactly when the shared items come in the same order
+    shared = Counter(map(_key, run)) & Counter(map(_key, base))
+
+    def shared_seq(items):
+        budget = Counter(shared)
+        out = []
+        for it in items:
+            if budget[_key(it)] > 0:
+                budget[_key(it)] -= 1
+                out.append(_key(it))
+        return out
+
+    assert (d["reordered"] == []) == (shared_seq(run) == shared_seq(base))
+    if d["exact"]:
+        assert d["missing"] == d["extra"] == d["changed"] == d["reordered"] == []

@@ -72,7 +72,7 @@ def test_audit_has_every_claim(fresh_reproduce):
     assert [r["id"] for r in doc["claims"]] == [c.id for c in claims]
     assert all(r["verdict"] in ("OK", "OKish", "FAIL", "n/a") for r in doc["claims"])
     # retrieval claims were computed from the run files just written
-    assert set(doc["run_sources"]) == {"oracle", "nonoracle", "stale_blind"}
+    assert "nonoracle" in doc["run_sources"] and set(doc["run_sources"]) <= {"oracle", "nonoracle", "stale_blind"}
     assert all(v.endswith(".jsonl") for v in doc["run_sources"].values())
     assert sum(r["reproduced"] is None for r in doc["claims"]) == 0
 
@@ -113,7 +113,7 @@ def test_reproduce_diffs_against_data_baselines(data_with_baselines, tmp_path, c
     d = json.loads((out / "diff" / "oracle_retrieved.jsonl.json").read_text(encoding="utf-8"))
     assert d["config"] == "oracle" and d["summary"]["exact_share"] == 1.0 and d["questions"] == {}
     assert all(m["delta"] == 0 for m in d["metrics"])
-    t = json.loads((out / "diff" / "table.csv.json").read_text(encoding="utf-8"))
+    t = json.loads((out / "diff" / "table.csv.stale_blind.json").read_text(encoding="utf-8"))
     assert t["config"] == "stale_blind" and t["metrics"][0]["slice"] == "operator=interval"
     scores = json.loads((out / "scores" / "stale_blind.json").read_text(encoding="utf-8"))
     assert t["metrics"][0]["run"] == scores["trp_ccr"]["by_operator"]["interval"]["CCR"]
@@ -148,3 +148,15 @@ def test_diff_cli(small_sample, tmp_path, capsys):
     assert main(["diff", str(run), str(bad)]) == 2
     err = capsys.readouterr().err
     assert "found keys [docs, question]" in err and "error:" in err and "Traceback" not in err
+
+
+def test_report_links_only_the_plots_it_could_draw(fresh_reproduce, tmp_path):
+    from eval.report import write_report
+
+    out, _, _ = fresh_reproduce
+    oracle = json.loads((out / "scores" / "oracle.json").read_text(encoding="utf-8"))
+    report = write_report(tmp_path, {"oracle": oracle}).read_text(encoding="utf-8")
+    links = sorted(re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report))
+    pngs = sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "plots").glob("*.png"))
+    assert links == pngs and "plots/filtered_vs_stale_blind.png" not in pngs  # needs both oracle and stale_blind
+    assert "plots/by_complexity.png" in pngs
