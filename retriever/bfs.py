@@ -143,19 +143,32 @@ class BFS:
 
         Each slice is sorted. Slices are truncated to ``limit`` rows; the merged
         result is exact for rows up to the smallest last-kept row of a truncated
-        slice (``bound``); when that is not enough, ``limit`` doubles.
+        slice (``bound``): every eligible row below ``bound`` is in it. When that
+        prefix is too short, ``limit`` doubles.
         """
         if cap <= 0 or len(starts) == 0:
             return _EMPTY
-        limit = cap + len(seen)
+        lengths = stops - starts
+        if len(starts) == 1 and len(seen) == 0 and not self.unique:
+            # one node, nothing seen yet (hop 1): its first `cap` eligible rows
+            return values[int(starts[0]) : int(starts[0]) + min(int(lengths[0]), cap)]
+        # A node's first cap + |seen| rows always hold its first `cap` unseen ones, so
+        # that limit is exact in "rows" mode; start lower (big frontiers rarely need
+        # it) and double while the merged prefix is too short.
+        full = cap + len(seen)
+        limit = full if self.unique else min(full, max(16, 2 * full // len(starts)))
         while True:
-            truncated = stops - starts > limit
-            ends = np.where(truncated, starts + limit, stops)
-            bound = int(values[starts[truncated] + limit - 1].min()) if truncated.any() else None
+            truncated = lengths > limit
+            if truncated.any():
+                ends = np.where(truncated, starts + limit, stops)
+                bound = int(values[starts[truncated] + limit - 1].min())
+            else:
+                ends, bound = stops, None
             merged = _gather(values, starts, ends)
             if len(starts) > 1:
                 merged = np.unique(merged)
-            merged = merged[~_in_sorted(merged, seen)]
+            if len(seen):
+                merged = merged[~_in_sorted(merged, seen)]
             exact = merged if bound is None else merged[merged <= bound]
             if not self.unique:
                 if len(exact) >= cap or bound is None:

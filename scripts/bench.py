@@ -19,6 +19,11 @@ from the cache, and score random 660-document subsets with our BM25 and with
 swapped in and the query deduplicated), asserting bit-identical scores.
 Targets: build <= 15 s, cached reload <= 3 s, peak RSS <= 3 GB, scoring >= 10x.
 
+Section ``sample`` (issue 3): the generated stand-in data (SPEC §5) at the
+``small`` and ``full`` scales, each in a fresh process: wall time of
+``generate_sample`` and of its stages, peak RSS, counts. Targets: small <= 5 s,
+full <= 60 s.
+
 Section ``retrieval`` (issue 4): on the full generated sample (8,710 questions),
 from a cached index, one worker, every configuration of SPEC §2.6 over every
 question; the linker alone; and the slow reference of
@@ -286,8 +291,29 @@ def child_retrieval_warm(root: str, cache: str) -> dict[str, Any]:
     return {"wall_s": time.perf_counter() - start, "from_cache": index.from_cache}
 
 
+def child_sample(scale: str, out: str) -> dict[str, Any]:
+    """Issue 3: generate one sample scale in a fresh process, stage by stage."""
+    from retriever.sample import generate_sample
+    from retriever.sample.builder import build_benchmark
+    from retriever.sample.world import build_world
+
+    start = time.perf_counter()
+    generate_sample(Path(out), scale=scale, seed=42)
+    wall = time.perf_counter() - start
+    manifest = json.loads((Path(out) / "MANIFEST.json").read_text(encoding="utf-8"))
+    t0 = time.perf_counter()
+    world = build_world(scale, 42)
+    t1 = time.perf_counter()
+    build_benchmark(world.head, world.tail, world.relation, world.year, world.entity_ids, world.relation_ids,
+                    world.labels, target_n=world.scale.n_questions, seed=43)
+    t2 = time.perf_counter()
+    return {"wall_s": wall, "world_s": t1 - t0, "builder_s": t2 - t1, "write_s": wall - (t2 - t0),
+            "peak_rss_mb": peak_rss_mb(), "counts": manifest["counts"]}
+
+
 CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {
     "build": child_build, "score": child_score, "retrieval": child_retrieval, "retrieval_warm": child_retrieval_warm,
+    "sample": child_sample,
 }
 
 
@@ -334,7 +360,18 @@ def section_retrieval(args: argparse.Namespace, workdir: Path) -> dict[str, Any]
     return result
 
 
-SECTIONS: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {"index": section_index, "retrieval": section_retrieval}
+def section_sample(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Issue 3: generation time of the small and full samples (targets 5 s and 60 s)."""
+    result: dict[str, Any] = {}
+    for scale in ("small", "full"):
+        out = Path(tempfile.mkdtemp(prefix=f"bench-sample-{scale}-", dir=workdir)) / "data"
+        result[scale] = run_child("sample", scale, str(out))
+    result["targets"] = {"small_s<=5": result["small"]["wall_s"] <= 5, "full_s<=60": result["full"]["wall_s"] <= 60}
+    return result
+
+
+SECTIONS: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {"index": section_index, "retrieval": section_retrieval,
+                                                                       "sample": section_sample}
 
 
 def machine() -> dict[str, Any]:
