@@ -48,6 +48,8 @@ def replaced_pair(
 
     ``star`` is the already parsed ``S_star`` when the caller has it.
     """
+    if question.get(variant) is None:
+        return None  # no variant to compare: not evaluable for this type
     if star is None:
         star = _gold_triples(question, "S_star")
     other = _gold_triples(question, variant)

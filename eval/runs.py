@@ -10,6 +10,7 @@ needs ``id`` and ``evidence``, whose items may be dicts in either key space or
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,64 @@ from retriever.errors import InputError, MissingDataError
 
 _LABEL = ("s", "r", "o")
 _IDS = ("s_id", "r_id", "o_id")
+
+
+class RunRecords(dict):
+    """``{question id: record}`` in file order, plus where each record came from.
+
+    ``path`` is the file read and ``lines[qid]`` the 1-based line of the record,
+    so that a problem found later (while scoring) can still name file and line.
+    """
+
+    path: Path | None = None
+    lines: dict[Any, int]
+
+    def where(self, qid: Any) -> str:
+        """``"path:line"`` of a record (just the path when unknown), for messages."""
+        line = getattr(self, "lines", {}).get(qid)
+        return f"{self.path}:{line}" if line is not None else str(self.path)
+
+
+def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, decoded JSON)`` of each non-blank line (BOM, CRLF accepted)."""
+    if not path.exists():
+        raise MissingDataError(f"file not found: {path}")
+    if not path.is_file():
+        raise InputError(path, None, "is a directory, not a file", "a JSONL file")
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line", "UTF-8 text") from None
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
+                raise InputError(path, number, problem, "one JSON object per line") from None
+            except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
+                raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
+            yield number, rec
+
+
+def _time_ok(value: Any) -> bool:
+    """Whether the scorer's ``float(t)`` (SPEC §3.1) reads ``value``: numbers and numeric strings.
+
+    Booleans are refused: in a file they are a mistake, not a year.
+    """
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    return False
 
 
 def item_problem(item: Any) -> str | None:
@@ -29,7 +88,7 @@ def item_problem(item: Any) -> str | None:
         for k in ("t_start", "t_end"):
             if k not in item:
                 return f"has no {k}"
-            if isinstance(item[k], bool) or not isinstance(item[k], (int, float)):
+            if not _time_ok(item[k]):
                 return f"{k} is {item[k]!r}, not a number"
         if "score" in item and item["score"] is not None and (
             isinstance(item["score"], bool) or not isinstance(item["score"], (int, float))
@@ -40,7 +99,7 @@ def item_problem(item: Any) -> str | None:
         if len(item) != 5:
             return f"is a list of {len(item)} fields, not [s, r, o, t_start, t_end]"
         for pos, name in ((3, "t_start"), (4, "t_end")):
-            if isinstance(item[pos], bool) or not isinstance(item[pos], (int, float)):
+            if not _time_ok(item[pos]):
                 return f"{name} is {item[pos]!r}, not a number"
         return None
     return f"is a {type(item).__name__}, not an object or a 5-list"
@@ -55,43 +114,37 @@ def read_run(path: str | Path) -> dict[Any, dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         raise MissingDataError(f"run file not found: {path}")
-    out: dict[Any, dict[str, Any]] = {}
+    out = RunRecords()
+    out.path = path
     first_line: dict[Any, int] = {}
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
-                raise InputError(path, number, problem, "one JSON object per line") from None
-            if not isinstance(rec, dict):
-                raise InputError(path, number, f"a JSON {type(rec).__name__}, not an object", "one JSON object per line")
-            if "id" not in rec:
-                raise InputError(path, number, "missing field 'id'", "the question id")
-            qid = rec["id"]
-            if isinstance(qid, (bool, float, list, dict)) or qid is None:
-                raise InputError(path, number, f"id is {qid!r}", "a string id")
-            if qid in first_line:
-                raise InputError(path, number, f"duplicate question id {qid!r} (first on line {first_line[qid]})", "one record per question")
-            if "evidence" not in rec:
-                raise InputError(path, number, "missing field 'evidence'", "a list of evidence items")
-            for name in ("evidence", "cutoff_ties"):
-                items = rec.get(name, [])
-                if items is None and name == "cutoff_ties":
-                    items = []
-                if not isinstance(items, list):
-                    raise InputError(path, number, f"field '{name}' is a {type(items).__name__}", "a list of evidence items")
-                for i, item in enumerate(items):
-                    problem = item_problem(item)
-                    if problem:
-                        raise InputError(path, number, f"{name}[{i}] {problem}", "items with s, r, o or s_id, r_id, o_id plus t_start, t_end")
-            rec.setdefault("cutoff_ties", [])
-            if rec["cutoff_ties"] is None:
-                rec["cutoff_ties"] = []
-            first_line[qid] = number
-            out[qid] = rec
+    out.lines = first_line
+    for number, rec in _jsonl_records(path):
+        if not isinstance(rec, dict):
+            raise InputError(path, number, f"a JSON {type(rec).__name__}, not an object", "one JSON object per line")
+        if "id" not in rec:
+            raise InputError(path, number, "missing field 'id'", "the question id")
+        qid = rec["id"]
+        if isinstance(qid, (bool, float, list, dict)) or qid is None:
+            raise InputError(path, number, f"id is {qid!r}", "a string id")
+        if qid in first_line:
+            raise InputError(path, number, f"duplicate question id {qid!r} (first on line {first_line[qid]})", "one record per question")
+        if "evidence" not in rec:
+            raise InputError(path, number, "missing field 'evidence'", "a list of evidence items")
+        for name in ("evidence", "cutoff_ties"):
+            items = rec.get(name, [])
+            if items is None and name == "cutoff_ties":
+                items = []
+            if not isinstance(items, list):
+                raise InputError(path, number, f"field '{name}' is a {type(items).__name__}", "a list of evidence items")
+            for i, item in enumerate(items):
+                problem = item_problem(item)
+                if problem:
+                    raise InputError(path, number, f"{name}[{i}] {problem}", "items with s, r, o or s_id, r_id, o_id plus t_start, t_end")
+        rec.setdefault("cutoff_ties", [])
+        if rec["cutoff_ties"] is None:
+            rec["cutoff_ties"] = []
+        first_line[qid] = number
+        out[qid] = rec
     return out
 
 
@@ -101,23 +154,17 @@ def read_predictions(path: str | Path) -> dict[Any, str]:
     if not path.exists():
         raise MissingDataError(f"predictions file not found: {path}")
     out: dict[Any, str] = {}
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
-                raise InputError(path, number, problem, "one JSON object per line") from None
-            if not isinstance(rec, dict) or "id" not in rec or "prediction" not in rec:
-                raise InputError(path, number, "a record without 'id' and 'prediction'", '{"id": ..., "prediction": ...}')
-            pred = rec["prediction"]
-            if pred is None:
-                pred = ""
-            if isinstance(pred, bool) or not isinstance(pred, (str, int, float)):
-                raise InputError(path, number, f"prediction is {pred!r}", "a string")
-            if rec["id"] in out:
-                raise InputError(path, number, f"duplicate id {rec['id']!r}", "one prediction per question")
-            out[rec["id"]] = str(pred)
+    for number, rec in _jsonl_records(path):
+        if not isinstance(rec, dict) or "id" not in rec or "prediction" not in rec:
+            raise InputError(path, number, "a record without 'id' and 'prediction'", '{"id": ..., "prediction": ...}')
+        if isinstance(rec["id"], (bool, float, list, dict)) or rec["id"] is None:
+            raise InputError(path, number, f"id is {rec['id']!r}", "a string id")
+        pred = rec["prediction"]
+        if pred is None:
+            pred = ""
+        if isinstance(pred, bool) or not isinstance(pred, (str, int, float)):
+            raise InputError(path, number, f"prediction is {pred!r}", "a string")
+        if rec["id"] in out:
+            raise InputError(path, number, f"duplicate id {rec['id']!r}", "one prediction per question")
+        out[rec["id"]] = str(pred)
     return out

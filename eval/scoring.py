@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.errors import RunMismatchError
+from eval.errors import EvidenceError, RunMismatchError
 from eval.trp_ccr import Resolved, aggregate, coverage_by, resolve_question, row_from_resolved
 
 BY = ("complexity", "operator")
@@ -37,6 +37,12 @@ class Evaluation:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _where(run: Mapping[Any, Any], qid: Any) -> str:
+    """``"path:line: "`` of a run record when the run was read from a file, else ``""``."""
+    where = getattr(run, "where", None)
+    return f"{where(qid)}: " if callable(where) and getattr(run, "path", None) is not None else ""
+
+
 def select(
     run: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[str, Any]], split: str | None
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any] | None], int, int]:
@@ -45,7 +51,7 @@ def select(
     unknown = [qid for qid in run if qid not in by_id]
     if unknown:
         raise RunMismatchError(
-            f"{len(unknown)} run record(s) have ids that are not in the benchmark, e.g. {unknown[0]!r} "
+            f"{_where(run, unknown[0])}{len(unknown)} run record(s) have ids that are not in the benchmark, e.g. {unknown[0]!r} "
             "(wrong --benchmark or --data?)"
         )
     if split is None:
@@ -80,7 +86,10 @@ def evaluate(
     for q, rec in zip(chosen, records, strict=True):
         evidence = rec.get("evidence", []) if rec is not None else []
         ties = (rec.get("cutoff_ties") or []) if rec is not None else []
-        resolved.append(resolve_question(q, evidence, key, extra=ties))
+        try:
+            resolved.append(resolve_question(q, evidence, key, extra=ties))
+        except EvidenceError as exc:
+            raise EvidenceError(f"{_where(run, q['id'])}{exc}") from None
     rows = [row_from_resolved(r) for r in resolved]
     answer_rows = None
     if predictions is not None:

@@ -186,8 +186,9 @@ def rank_tie_vectors(res: Resolved) -> tuple[list[float], list[float], list[floa
 def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, Any]:
     """Per-question arrays and macro ``{observed, expected, min, max, bias}`` per metric.
 
-    TRP is macro over questions with ``n_ret > 0``, CCR over all, rank metrics
-    over questions with a non-empty ``rel`` (like the metrics themselves).
+    TRP is macro over questions with ``n_ret > 0`` (0.0 when there is none, as
+    ``TRP_macro``), CCR over all, rank metrics over questions with a non-empty
+    ``rel`` (like the metrics themselves; None when there is none).
     """
     n = len(resolved)
     trp = np.full((n, 4), np.nan)
@@ -223,7 +224,10 @@ def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str
     for name, mat in per_q.items():
         mask = ~np.isnan(mat[:, 0])
         if not mask.any():
-            summary[name] = {"observed": None, "expected": None, "min": None, "max": None, "bias": None}
+            # TRP_macro is 0.0 when nothing was retrieved (SPEC §3.2); the rank
+            # metrics have no value without a non-empty rel (SPEC §3.4).
+            empty = 0.0 if name == "TRP" else None
+            summary[name] = {"observed": empty, "expected": empty, "min": empty, "max": empty, "bias": empty}
             continue
         o, e, lo_v, hi_v = (float(x) for x in mat[mask].mean(axis=0))
         summary[name] = {"observed": o, "expected": e, "min": lo_v, "max": hi_v, "bias": o - e}

@@ -33,7 +33,7 @@ metrics so that every metric sees the same matching.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -113,8 +113,20 @@ def _to_float(value: Any, what: str) -> float:
         raise EvidenceError(f"{what} is {value!r}; expected a number")
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         raise EvidenceError(f"{what} is {value!r}; expected a number") from None
+
+
+def _srot(a: Any, b: Any, c: Any, what: Callable[[], str]) -> tuple[Any, Any, Any]:
+    """``(s, r, o)`` as a set/dict key; a list or dict value cannot be one (``what()`` names the item)."""
+    if type(a) is str and type(b) is str and type(c) is str:  # the common case, no hashing test
+        return (a, b, c)
+    key = (a, b, c)
+    try:
+        hash(key)
+    except TypeError:
+        raise EvidenceError(f"{what()} has s/r/o values {key!r}; expected strings (ids or labels)") from None
+    return key
 
 
 def _carried(obj: Mapping[str, Any]) -> list[str]:
@@ -158,7 +170,7 @@ def _gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: 
         for tk in TIME_KEYS:
             if tk not in triple:
                 raise EvidenceError(f"{what} has no {tk}")
-        keys = {s: tuple(triple[k] for k in SPACE_KEYS[s]) for s in spaces}
+        keys = {s: _srot(*(triple[k] for k in SPACE_KEYS[s]), lambda what=what: what) for s in spaces}
         out.append(
             GoldTriple(
                 keys=keys,
@@ -201,7 +213,7 @@ def _raw_item(
             missing = "t_start" if "t_start" not in item else "t_end"
             raise EvidenceError(f"{kind} item {pos} of {where} has no {missing}")
         names = ID_KEYS if space == "id" else LABEL_KEYS
-        srot = (item[names[0]], item[names[1]], item[names[2]])
+        srot = _srot(item[names[0]], item[names[1]], item[names[2]], lambda: f"{kind} item {pos} of {where}")
         ts = _to_float(item["t_start"], f"{kind} item {pos} of {where}: t_start") if type(item["t_start"]) is not float else item["t_start"]
         te = _to_float(item["t_end"], f"{kind} item {pos} of {where}: t_end") if type(item["t_end"]) is not float else item["t_end"]
         return space, srot, ts, te, item.get("score")
@@ -215,7 +227,8 @@ def _raw_item(
             space = "label"
         else:
             space = "id"
-        return space, (item[0], item[1], item[2]), _to_float(item[3], f"{what}: t_start"), _to_float(item[4], f"{what}: t_end"), None
+        srot = _srot(item[0], item[1], item[2], lambda: what)
+        return space, srot, _to_float(item[3], f"{what}: t_start"), _to_float(item[4], f"{what}: t_end"), None
     raise EvidenceError(
         f"{kind} item {pos} of {where} is {type(item).__name__}; expected a dict or a 5-tuple (s, r, o, t_start, t_end)"
     )
@@ -296,7 +309,7 @@ def resolve_question(
         if score_f is not None:
             try:
                 score_f = float(score_f)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 score_f = None
         return Item(space, srot, ts, te, lookup[space].get(srot, -1), score_f)
 

@@ -41,8 +41,17 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
     if not path.exists():
         raise MissingDataError(f"file not found: {path}")
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    if not path.is_file():
+        raise InputError(path, None, "is a directory, not a file", "a JSONL file")
+    # Bytes, split on b"\n" only: line numbers stay physical (text mode would
+    # also break on a lone "\r"), a BOM on line 1 is accepted, and bad UTF-8
+    # is reported with its line instead of escaping as UnicodeDecodeError.
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line", "UTF-8 text") from None
             if not line.strip():
                 continue
             try:
@@ -50,6 +59,8 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             except json.JSONDecodeError as exc:
                 problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
                 raise InputError(path, number, problem, "one JSON object per line") from None
+            except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
+                raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
             if not isinstance(obj, dict):
                 raise InputError(path, number, f"a JSON {type(obj).__name__}, not an object", "one JSON object per line")
             yield number, obj
@@ -137,6 +148,8 @@ def _merge_ids(records: list[dict[str, Any]], lines: dict[Any, int], path: Path,
     seen = set()
     for line, obj in _json_lines(ids_path):
         qid = obj.get("id")
+        if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+            raise InputError(ids_path, line, f"field 'id' is {qid!r}", "a string id")
         if qid not in by_id:
             raise InputError(ids_path, line, f"question id {qid!r} is not in {path.name}", "the same questions as the labelled file")
         seen.add(qid)
@@ -177,6 +190,8 @@ def load_flags(path: str | Path) -> dict[str, dict[str, bool]]:
     for line, obj in _json_lines(path):
         if "id" not in obj:
             raise InputError(path, line, "missing field 'id'", "a question id")
+        if isinstance(obj["id"], bool) or not isinstance(obj["id"], (str, int)):
+            raise InputError(path, line, f"field 'id' is {obj['id']!r}", "a string id")
         entry = {}
         for name in ("stale_functional", "dist_functional"):
             if name not in obj:

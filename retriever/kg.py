@@ -14,7 +14,8 @@ report the exact 1-based physical line.
 
 Decision (extra columns): columns other than ``ts``/``timestamp``, ``head``,
 ``tail`` and ``relation_type`` are allowed and ignored, but every row must still
-have as many fields as the header (a ragged row is an error).
+have as many fields as the header (a ragged row is an error). Files with extra
+columns therefore get a second, line-by-line pass that checks the field count.
 """
 
 from __future__ import annotations
@@ -144,6 +145,11 @@ def load_edgelist(path: str | Path) -> KG:
     except _Suspect as exc:
         _locate_error(path, names, columns)
         raise InputError(path, None, f"could not parse the edge list ({exc.__cause__ or exc})", "a TGB edge list") from exc
+    if len(names) > len(REQUIRED):
+        # pandas pads a short row with "" and an ignored extra column is never
+        # checked, so a row missing only extra fields would pass silently; the
+        # line-by-line scan enforces the field count (only for such files).
+        _locate_error(path, names, columns)
     head, tail, relation, year, entity_ids, relation_ids = arrays
     if head.shape[0] == 0:
         raise InputError(path, None, "no data rows", "at least one row after the header")
@@ -165,7 +171,10 @@ def _read_header(path: Path) -> tuple[list[str], dict[str, int]]:
     text = text.rstrip("\r\n")
     if not text.strip():
         raise InputError(path, 1, "empty first line where the header belongs", EXPECTED_HEADER)
-    names = [name.strip() for name in next(csv.reader([text]))]
+    try:
+        names = [name.strip() for name in next(csv.reader([text]))]
+    except csv.Error as exc:  # e.g. a lone "\r" or (Python < 3.11) a NUL inside the header
+        raise InputError(path, 1, f"malformed CSV header ({exc})", EXPECTED_HEADER) from None
     columns: dict[str, int] = {}
     for pos, name in enumerate(names):
         key = "ts" if name in TS_ALIASES else name
@@ -277,6 +286,17 @@ def _physical_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def _locate_error(path: Path, names: list[str], columns: dict[str, int]) -> None:
     """Scan line by line and raise :class:`InputError` at the first bad row."""
+    # The csv module refuses fields over 128 KiB by default; pandas does not, so
+    # a long (valid) id would otherwise be reported as the error.
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, 2**31 - 1))
+    try:
+        _scan_rows(path, names, columns)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _scan_rows(path: Path, names: list[str], columns: dict[str, int]) -> None:
     lines = _physical_lines(path)
     next(lines)  # header, validated already
     current = [1]
@@ -299,12 +319,16 @@ def _locate_error(path: Path, names: list[str], columns: dict[str, int]) -> None
             raise InputError(path, current[0], f"malformed CSV ({exc})", expected_row) from exc
         if not fields or (len(fields) == 1 and not fields[0].strip(" \t\r\n")):
             continue  # blank line
+        if len(fields) != ncols and current[0] > start and any("\n" in f for f in fields):
+            # A quoted field that swallowed line breaks: report where it opened.
+            raise InputError(path, start, "a quoted field runs over several lines (unclosed quote?)", expected_row)
         if len(fields) != ncols:
             what = "too few" if len(fields) < ncols else "too many"
             raise InputError(path, start, f"ragged row: {what} fields ({len(fields)})", expected_row)
         ts = fields[columns["ts"]]
         if not _INT.fullmatch(ts):
-            raise InputError(path, start, f"non-integer ts {ts!r}", "an integer year")
+            shown = repr(ts) if len(ts) <= 40 else repr(ts[:40]) + f"... ({len(ts)} characters)"
+            raise InputError(path, start, f"non-integer ts {shown}", "an integer year")
         for name in ("head", "tail", "relation_type"):
             if not fields[columns[name]].strip():
                 raise InputError(path, start, f"empty {name} id", f"a non-empty {name} id")

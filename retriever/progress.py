@@ -20,7 +20,14 @@ def progress(items: Iterable[T], total: int | None = None, description: str = ""
     if not enabled:
         yield from items
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     columns = (
         TextColumn("[progress.description]{task.description}"),

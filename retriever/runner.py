@@ -198,27 +198,30 @@ def run_to_file(
     retriever = Retriever(index, config)
     _STATE.update(retriever=retriever, questions=questions, parts=parts, fingerprint=fingerprint)
     t_setup = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    n_todo = sum(bounds[i][1] - bounds[i][0] for i in todo)
-    desc = f"run {config.name} ({split})"
-    if workers == 1 or len(todo) <= 1:
-        for _ in progress((_compute_shard(i) for i in todo), total=len(todo), description=desc, enabled=show_progress):
-            pass
-    else:
-        methods = multiprocessing.get_all_start_methods()
-        if "fork" in methods:
-            # children inherit _STATE (index arrays shared copy-on-write)
-            ctx = multiprocessing.get_context("fork")
-            pool_args: dict[str, Any] = {}
-        else:  # pragma: no cover - non-POSIX
-            ctx = multiprocessing.get_context("spawn")
-            pool_args = {"initializer": _init_worker, "initargs": ({
-                "data": data, "cache_dir": cache, "split": split, "config": config,
-                "parts": parts, "fingerprint": fingerprint},)}
-        with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
-            for _ in progress(pool.imap_unordered(_compute_shard, todo), total=len(todo), description=desc,
-                              enabled=show_progress):
+    try:
+        t0 = time.perf_counter()
+        n_todo = sum(bounds[i][1] - bounds[i][0] for i in todo)
+        desc = f"run {config.name} ({split})"
+        if workers == 1 or len(todo) <= 1:
+            for _ in progress((_compute_shard(i) for i in todo), total=len(todo), description=desc, enabled=show_progress):
                 pass
+        else:
+            methods = multiprocessing.get_all_start_methods()
+            if "fork" in methods:
+                # children inherit _STATE (index arrays shared copy-on-write)
+                ctx = multiprocessing.get_context("fork")
+                pool_args: dict[str, Any] = {}
+            else:  # pragma: no cover - non-POSIX
+                ctx = multiprocessing.get_context("spawn")
+                pool_args = {"initializer": _init_worker, "initargs": ({
+                    "data": data, "cache_dir": cache, "split": split, "config": config,
+                    "parts": parts, "fingerprint": fingerprint},)}
+            with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
+                for _ in progress(pool.imap_unordered(_compute_shard, todo), total=len(todo), description=desc,
+                                  enabled=show_progress):
+                    pass
+    finally:
+        _STATE.clear()
     t_retrieve = time.perf_counter() - t0
 
     totals = {"ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0, "with_evidence": 0, "no_anchor": 0}
@@ -275,5 +278,4 @@ def run_to_file(
     }
     write_meta(out, meta)
     shutil.rmtree(parts, ignore_errors=True)
-    _STATE.clear()
     return meta

@@ -59,9 +59,14 @@ class SlowRetriever:
     """The retriever of SPEC §2 written as plainly as possible.
 
     ``cfg`` is a :class:`retriever.config.RetrieverConfig` (only its values are read).
+    ``scan=True`` finds a node's rows by scanning every KG row (SPEC's words
+    taken literally, no index at all); the default reads per-entity row lists
+    built once by a loop over the rows.
     """
 
-    def __init__(self, kg, entity_labels: list[str], relation_labels: list[str], bm25: SlowBM25 | None = None) -> None:
+    def __init__(self, kg, entity_labels: list[str], relation_labels: list[str], bm25: SlowBM25 | None = None,
+                 scan: bool = False) -> None:
+        self.scan = scan
         self.head = kg.head.tolist()
         self.tail = kg.tail.tolist()
         self.rel = kg.relation.tolist()
@@ -123,6 +128,13 @@ class SlowRetriever:
         return None if best is None else best[2]
 
     # -- BFS (SPEC §2.4) ---------------------------------------------------------
+    def rows_of(self, nodes: list[int]) -> list[int]:
+        """Rows incident to any of ``nodes``, ascending edge id."""
+        if self.scan:
+            wanted = set(nodes)
+            return [i for i in range(len(self.head)) if self.head[i] in wanted or self.tail[i] in wanted]
+        return sorted({r for e in nodes for r in self.incident[e]})
+
     def passes(self, row: int, t_query: float, on: bool) -> bool:
         return (not on) or (float(self.year[row]) <= t_query <= float(self.year[row]))
 
@@ -155,13 +167,12 @@ class SlowRetriever:
         for h in range(cfg.hops):
             cap = cfg.caps[h]
             if cfg.cap_scope == "per_hop":
-                cand = sorted({r for e in frontier for r in self.incident[e]
-                               if r not in seen and self.passes(r, t_query, cfg.temporal_filter)})
+                cand = [r for r in self.rows_of(frontier) if r not in seen and self.passes(r, t_query, cfg.temporal_filter)]
                 cand = self.take(cand, cap, pool, unique)
             else:
                 chosen: set[int] = set()
                 for e in frontier:
-                    mine = [r for r in self.incident[e] if r not in seen and self.passes(r, t_query, cfg.temporal_filter)]
+                    mine = [r for r in self.rows_of([e]) if r not in seen and self.passes(r, t_query, cfg.temporal_filter)]
                     chosen.update(self.take(sorted(mine), cap, pool, unique))
                 cand = sorted(chosen)
             pool.extend(cand)

@@ -311,6 +311,7 @@ def test_slow_reference_agrees_on_tiny_kg(index):
     from retriever_slow_reference import SlowRetriever
 
     slow = SlowRetriever(index.kg, index.entity_labels, index.relation_labels)
+    scan = SlowRetriever(index.kg, index.entity_labels, index.relation_labels, scan=True)
     texts = ["Who lives in London?", "Did Ada Lovelace know Babbage?", "Charles built what?", "Mr Ant"]
     configs = [SMALL, SMALL.replace(temporal_filter=False), SMALL.replace(hops=3), SMALL.replace(cap_scope="per_node"),
                SMALL.replace(cap_counts="unique_triples"), RetrieverConfig(hops=1, caps=(10,), k=3),
@@ -323,6 +324,33 @@ def test_slow_reference_agrees_on_tiny_kg(index):
                     q = question(text=text, anchor=anchor, t_query=tq)
                     got = fast.retrieve(q)
                     want = slow.retrieve(q, cfg)
+                    assert scan.retrieve(q, cfg) == want
                     assert [(e["score"], e["line"]) for e in got["evidence"]] == [(s, ln) for _, s, ln in want["evidence"]]
                     assert evidence_rows(got["evidence"], index) == [r for r, _, _ in want["evidence"]]
                     assert evidence_rows(got["cutoff_ties"], index) == [r for r, _, _ in want["cutoff_ties"]]
+
+
+def test_truncated_frontier_lists_merge_exactly():
+    # X's rows 0 (X-A) and 1 (X-B) make hop 1; hop 2 merges A's rows 0,6,7,8 with B's 1..5.
+    # The eligible unseen rows in edge-id order are 2,3,4,5,6,7,8: cap 3 -> [2, 3, 4].
+    # (Truncating each node's list to `cap` rows before removing seen ones would wrongly
+    # give [2, 3, 6]: B's rows 4 and 5 would be cut while A's 6 survives.)
+    rows = [("X", "P1", "A", 2000), ("X", "P1", "B", 2000)] + [("B", f"P{i}", "C", 2000) for i in range(2, 6)] + [
+        ("A", f"P{i}", "D", 2000) for i in range(6, 9)
+    ]
+    idx = make_index(rows, {})
+    cfg = RetrieverConfig(hops=2, caps=(2, 3))
+    assert pool_rows(idx, cfg, question(anchor="X", t_query=2000.0)) == ([0, 1, 2, 3, 4], [0, 1, 2, 3, 4])
+    cfg = RetrieverConfig(hops=2, caps=(2, 6), cap_counts="unique_triples")
+    assert pool_rows(idx, cfg, question(anchor="X", t_query=2000.0))[0] == [0, 1, 2, 3, 4, 5, 6, 7]
+
+
+def test_linker_lengths_are_those_of_lowercased_strings():
+    # "İab".lower() == "i̇ab" has 4 code points, "xyz" 3: the dotted-I label is longer
+    # once lowercased although both labels have 3 characters as written.
+    rows = [("E1", "P1", "E2", 2000), ("E3", "P1", "E2", 2000)]
+    idx = make_index(rows, {"E1": "xyz", "E3": "İab", "E2": "somewhere"})
+    r = Retriever(idx, RetrieverConfig(anchor="linker"))
+    assert "İab".lower() != "iab" and len("İab".lower()) == 4
+    assert r.retrieve(question(text="xyz or İab?", anchor=None, t_query=2000.0))["anchor"]["id"] == "E3"
+    assert r.retrieve(question(text="xyz or iab?", anchor=None, t_query=2000.0))["anchor"]["id"] == "E1"

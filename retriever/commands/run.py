@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from retriever.config import load_config
     from retriever.console import info, print_table
     from retriever.paths import data_from_args
+    from retriever.runfile import meta_path
     from retriever.runner import run_to_file
 
     config = load_config(args.config, args.set)
@@ -52,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
             ["mean pool size (unique triples)", meta["mean_pool_size"]],
             ["resumed shards", f"{meta['resumed_shards']}/{meta['shards']}"],
             ["retrieval time (s)", timings["retrieve_s"]],
-            ["questions/s", timings["questions_per_s"]],
+            ["questions/s", None if timings["questions_per_s"] is None else round(timings["questions_per_s"])],
             ["total time (s)", timings["total_s"]],
         ],
     )
-    info(f"wrote {out} and {out.with_name(out.name[:-6] + '.meta.json') if out.name.endswith('.jsonl') else out}")
+    info(f"wrote {out} and {meta_path(out)}")
     return 0
