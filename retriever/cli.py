@@ -91,6 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # A path the user gave that cannot be read or written (a directory where a
+        # file belongs, no permission, disk full) is their mistake, not a bug.
+        if debug or exc.filename is None:
+            raise
+        print(f"tempbench {args.command}: error: cannot use {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - last line of defence, reported as a bug
         if debug:
             raise

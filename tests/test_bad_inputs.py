@@ -242,6 +242,8 @@ def test_unknown_config_name(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -
         (["compare", "{good}/evidence.jsonl", "{tmp}/b.jsonl", "--benchmark", "{good}/benchmark_labelled.jsonl"], "b.jsonl"),
         (["labels", "--benchmark", "{tmp}/nope.jsonl", "--out", "{tmp}/l.tsv"], "nope.jsonl"),
         (["build-benchmark", "--kg", "{tmp}/nope.csv", "--out", "{tmp}/o"], "nope.csv"),
+        (["sample", "--scale", "tiny", "--out", "{tmp}/precious"], "not a generated sample"),
+        (["sample", "--scale", "tiny", "--out", "{tmp}/precious/tkgl-smallpedia_edgelist.csv"], "is an existing file"),
         (["build-benchmark", "--kg", "{good}/kg.csv", "--out", "{tmp}/o", "--target-n", "0"], "--target-n"),
         (["run", "--config", "oracle", "--kg", "{tmp}/nope.csv", "--benchmark", "{good}/benchmark_labelled.jsonl",
           "--out", "{tmp}/r.jsonl"], "nope.csv"),
@@ -252,8 +254,12 @@ def test_unknown_config_name(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -
 def test_user_mistakes_exit_2_without_traceback(
     argv: list[str], fragment: str, in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    precious = in_tmp / "precious"  # a user's data root: `sample --out` must not replace it
+    precious.mkdir()
+    (precious / "tkgl-smallpedia_edgelist.csv").write_text("ts,head,tail,relation_type\n", encoding="utf-8")
     argv = _expand(argv, in_tmp / "x", in_tmp)
     code, out, err = _main(argv, capsys)
+    assert (precious / "tkgl-smallpedia_edgelist.csv").is_file()
     assert code == 2, err
     assert "Traceback" not in err + out
     assert "internal error" not in err

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from retriever.sample import generate_sample
 
     out = Path(args.out) if args.out else default_sample_dir(args.scale, args.seed)
+    _check_out(out)
     start = time.perf_counter()
     generate_sample(out, scale=args.scale, seed=args.seed)
     elapsed = time.perf_counter() - start
@@ -42,6 +43,25 @@ def run(args: argparse.Namespace) -> int:
     manifest = json.loads((out / "MANIFEST.json").read_text(encoding="utf-8"))
     print_summary(manifest, records, flags)
     return 0
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an ``--out`` that is not ours to replace.
+
+    The generator swaps in a fresh directory and deletes the old one, so an
+    existing file, or a non-empty directory that is not a generated sample (no
+    ``MANIFEST.json``; e.g. a data root holding the real TGB file), is a user
+    mistake, not something to overwrite.
+    """
+    from retriever.errors import ConfigError
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is an existing file; give a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / "MANIFEST.json").is_file():
+        raise ConfigError(
+            f"--out {out} is a non-empty directory that is not a generated sample (no MANIFEST.json); "
+            "it would be replaced, so give a new or empty directory"
+        )
 
 
 def print_summary(manifest: dict, records: list[dict], flags: list[dict]) -> None:
