@@ -91,16 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except OSError as exc:
-        # A path the user gave that cannot be read or written (a directory where a
-        # file belongs, no permission, disk full) is their mistake, not a bug.
-        if debug or exc.filename is None:
-            raise
-        print(f"tempbench {args.command}: error: cannot use {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - last line of defence, reported as a bug
+    except Exception as exc:  # noqa: BLE001 - last line of defence
         if debug:
             raise
+        if isinstance(exc, OSError) and exc.filename is not None:
+            # A path the user gave that cannot be read or written (a directory
+            # where a file belongs, no permission, disk full) is their mistake.
+            print(f"tempbench {args.command}: error: cannot use {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 2
         print(
             f"tempbench {args.command}: internal error: {type(exc).__name__}: {exc}\n"
             "This is a bug; rerun with --debug for the traceback and report it.",

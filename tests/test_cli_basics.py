@@ -71,3 +71,17 @@ def test_internal_error_exit_code_1_and_debug_reraises(monkeypatch: pytest.Monke
     assert "internal error" in capsys.readouterr().err
     with pytest.raises(ZeroDivisionError):
         cli.main(["bug", "--debug"])
+
+
+def test_unusable_user_path_is_a_user_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    module = type(sys)("fake_path")
+    module.add_arguments = lambda parser: None
+
+    def run(args: object) -> int:
+        raise IsADirectoryError(21, "Is a directory", "out/")
+
+    module.run = run
+    monkeypatch.setitem(sys.modules, "fake_path", module)
+    monkeypatch.setitem(cli.COMMANDS, "path", ("fake_path", "writes to a directory"))
+    assert cli.main(["path"]) == 2
+    assert "cannot use out/: Is a directory" in capsys.readouterr().err
