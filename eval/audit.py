@@ -179,7 +179,7 @@ class AuditContext:
 
             self.data.require("kg")
             cache = Path(self.cache_dir) if self.cache_dir is not None else default_index_cache()
-            self._index = load_index(self.data.kg, self.data.labels, benchmark_dir=self.data.benchmark.parent, cache_dir=cache)
+            self._index = load_index(self.data.kg, self.data.labels, benchmark_dir=self.data.benchmark, cache_dir=cache)
         return self._index
 
     def split_questions(self, split: str) -> list[dict[str, Any]]:

@@ -56,7 +56,10 @@ class OracleAnchor:
     rendered label equals ``S_star[0]["s"]`` exactly (case-sensitive). When
     several entities render as that label, ``ties="first"`` takes the first in
     entity load order (decision) and ``ties="none"`` gives no anchor; either way
-    the anchor is flagged ``ambiguous`` so runs can count such cases.
+    the anchor is flagged ``ambiguous`` so runs can count such cases. When the
+    label fallback finds no entity (or ``ties="none"`` refuses a shared label)
+    there is no anchor: ``source="none"``, ``id`` and ``label`` ``None``. An
+    ``s_id`` not in the KG is still the oracle's anchor (``source="oracle"``).
     """
 
     def __init__(self, entity_ids: list[str], entity_index: dict[str, int], entity_labels: list[str], ties: str = "first") -> None:
@@ -93,10 +96,11 @@ class OracleAnchor:
             return NO_ANCHOR
         hit = self._label_map().get(str(label))
         if hit is None:
-            return Anchor(None, None, str(label), "oracle")
+            # no KG entity renders as the gold label: no anchor (SPEC §6.1 source "none")
+            return NO_ANCHOR
         idx, count = hit
         if count > 1 and self.ties == "none":
-            return Anchor(None, None, str(label), "oracle", ambiguous=True)
+            return Anchor(None, None, None, "none", ambiguous=True)
         return Anchor(idx, self.entity_ids[idx], self.entity_labels[idx], "oracle", ambiguous=count > 1)
 
     __call__ = gold_subject

@@ -177,7 +177,8 @@ def _merge_ids(records: list[dict[str, Any]], lines: dict[Any, int], path: Path,
                 for k in ID_KEYS:
                     if not isinstance(other[k], (str, int)) or isinstance(other[k], bool):
                         raise InputError(ids_path, line, f"{where}.{k} is {other[k]!r}", "a string")
-                    mine[k] = other[k]
+                    # An id the labelled triple carries itself comes first (SPEC §2.3).
+                    mine.setdefault(k, other[k])
     missing = [r["id"] for r in records if r["id"] not in seen]
     if missing:
         raise InputError(ids_path, None, f"{len(missing)} question(s) of {path.name} are missing, e.g. {missing[0]!r}", "every question")

@@ -204,8 +204,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(handle)
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
     nested = [k for k, v in data.items() if isinstance(v, dict)]
     if nested:
         raise ConfigError(f"{path}: tables are not allowed ({', '.join(nested)}); keys are flat (valid keys: {', '.join(valid_keys())})")
@@ -253,7 +255,10 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Retr
         raise ConfigError(f"config {text!r} is neither a shipped configuration ({', '.join(SHIPPED)}) nor an existing file")
     values = _read_toml(path)
     values.setdefault("name", path.stem)
+    base = from_mapping(values, source=str(path))
+    if not overrides:
+        return base
     for item in overrides:
         key, value = parse_override(item)
         values[key] = value
-    return from_mapping(values, source=str(path))
+    return from_mapping(values, source=f"--set {' --set '.join(overrides)} (on {path.name})")

@@ -8,12 +8,13 @@ raw id when it has none or an empty one (fixed); documents, evidence lines and
 label look-ups all use the rendered form.
 
 Decisions:
-- an empty label in the labels file counts as "no label", so a harvested label
-  may fill it (it would render as the raw id otherwise);
+- an id listed in the labels file with an empty label is not "lacking": the
+  file wins and the id renders as itself, harvested labels do not fill it (the
+  literal reading of SPEC §1.2); a JSON ``null`` does not list the id;
 - when harvesting meets one id with two different labels, the first one in file
   order wins (question order, then ``S_star``, ``S_dist``, ``S_stale``, then
   position, then ``s``, ``r``, ``o``); :func:`harvest_labels` counts conflicts;
-- a JSON value ``null`` means "no label"; any other non-string value is an error.
+- any other non-string JSON value is an error.
 """
 
 from __future__ import annotations
@@ -224,9 +225,12 @@ def harvest_labels(labelled_jsonl: str | Path, ids_jsonl: str | Path | None = No
 
 
 def combine_labels(file_labels: Mapping[str, str] | None, harvested: Mapping[str, str] | None) -> dict[str, str]:
-    """Labels file first; harvested labels fill ids the file lacks or leaves empty (SPEC §1.2)."""
+    """Labels file first; harvested labels fill only ids the file lacks (SPEC §1.2).
+
+    An id the file lists with an empty label is not "lacking": the file wins, and
+    the id renders as itself.
+    """
     combined = dict(file_labels or {})
     for id_, label in (harvested or {}).items():
-        if not combined.get(id_):
-            combined[id_] = label
+        combined.setdefault(id_, label)
     return combined

@@ -122,7 +122,7 @@ def _init_worker(state: dict[str, Any]) -> None:  # pragma: no cover - spawn pla
     from retriever.pipeline import Retriever
 
     data: DataPaths = state["data"]
-    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=state["cache_dir"])
+    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=state["cache_dir"])
     questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), state["split"])
     _STATE.update(retriever=Retriever(index, state["config"]), questions=questions,
                   parts=state["parts"], fingerprint=state["fingerprint"])
@@ -177,7 +177,7 @@ def run_to_file(
     cache = Path(cache_dir) if cache_dir is not None else default_index_cache()
 
     t0 = time.perf_counter()
-    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=cache)
+    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=cache)
     t_index = time.perf_counter() - t0
     t0 = time.perf_counter()
     questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), split)

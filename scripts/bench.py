@@ -248,7 +248,7 @@ def child_retrieval(root: str, cache: str, n_slow: str, n_scan: str) -> dict[str
 
     paths = resolve_data(data=root)
     start = time.perf_counter()
-    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark.parent, cache_dir=cache)
+    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark, cache_dir=cache)
     load_s = time.perf_counter() - start
     questions = load_benchmark(paths.benchmark, paths.benchmark_ids)
     start = time.perf_counter()
@@ -318,7 +318,7 @@ def child_retrieval_warm(root: str, cache: str) -> dict[str, Any]:
 
     paths = resolve_data(data=root)
     start = time.perf_counter()
-    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark.parent, cache_dir=cache)
+    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark, cache_dir=cache)
     return {"wall_s": time.perf_counter() - start, "from_cache": index.from_cache}
 
 
@@ -352,7 +352,7 @@ def child_scoring(root: str, cache: str) -> dict[str, Any]:
     from retriever.pipeline import Retriever
 
     paths = resolve_data(data=root)
-    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark.parent, cache_dir=cache)
+    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark, cache_dir=cache)
     questions = load_benchmark(paths.benchmark, paths.benchmark_ids)
     flags = load_flags(paths.flags)
     retriever = Retriever(index, load_config("oracle", []))

@@ -306,9 +306,6 @@ def test_load_config_fuzz(base: str, toml: list[tuple[str, str]], garbage: str |
         json.dumps(cfg.to_dict())  # the run metadata must be able to record it
 
 
-@pytest.mark.xfail(strict=True, raises=(UnicodeDecodeError, IsADirectoryError, PermissionError),
-                   reason="retriever/config.py _read_toml lets UnicodeDecodeError / IsADirectoryError escape "
-                          "(reported to the retriever helper; remove this mark once fixed)")
 @pytest.mark.parametrize("what", ["invalid-utf8", "directory"])
 def test_load_config_unreadable_file_is_a_config_error(what: str) -> None:
     from retriever.config import load_config

@@ -116,4 +116,5 @@ def test_harvest_bad_line(tmp_path: Path) -> None:
 
 def test_combine_file_wins_harvest_fills_gaps() -> None:
     combined = combine_labels({"Q1": "file", "Q2": ""}, {"Q1": "harvest", "Q2": "h2", "Q3": "h3"})
-    assert combined == {"Q1": "file", "Q2": "h2", "Q3": "h3"}
+    # Q2 is listed by the file (empty label): the file wins, so it renders as "Q2".
+    assert combined == {"Q1": "file", "Q2": "", "Q3": "h3"}

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
         data.require("kg")
         cache = Path(args.cache_dir) if args.cache_dir else default_index_cache()
-        index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=cache)
+        index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=cache)
         result["sweep_base"] = config.to_dict()
         result["sweep"] = run_sweep(index, config, questions, baseline.records, baseline.item_form)
     print_diff(result, args.show)
