@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from retriever.errors import InputError
+from retriever.jsonl import read_jsonl
 
 ID_KEYS = ("id", "qid", "question_id")
 EVIDENCE_KEYS = ("evidence", "retrieved", "triples", "context")
@@ -407,19 +408,6 @@ def _evidence_records(path: Path, records: list[tuple[int, dict[str, Any]]]) -> 
     return EvidenceBaseline(path=path, records=out, item_form=form or "triple", id_key=id_key, evidence_key=ev_key, line_numbers=lines)
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    rows: list[tuple[int, Any]] = []
-    with open(path, encoding="utf-8-sig") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((lineno, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise InputError(path, lineno, f"not valid JSON ({exc.msg})", "one JSON object per line") from None
-    return rows
-
-
 def _found_keys(obj: Any) -> str:
     if isinstance(obj, dict):
         return "[" + ", ".join(sorted(map(str, obj))[:20]) + "]"
@@ -469,7 +457,7 @@ def load_baseline(path: str | Path) -> EvidenceBaseline | MetricBaseline:
         records = [(i + 1, r) for i, r in enumerate(whole)] if isinstance(whole, list) else [(1, whole)]
     except json.JSONDecodeError:
         whole = None
-        records = _read_jsonl(p)
+        records = list(read_jsonl(p, objects_only=False))
     if records and all(isinstance(r, dict) for _, r in records):
         ev = _evidence_records(p, records)
         if ev is not None:

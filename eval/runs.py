@@ -9,12 +9,11 @@ needs ``id`` and ``evidence``, whose items may be dicts in either key space or
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from retriever.errors import InputError, MissingDataError
+from retriever.jsonl import read_jsonl
 
 _LABEL = ("s", "r", "o")
 _IDS = ("s_id", "r_id", "o_id")
@@ -34,30 +33,6 @@ class RunRecords(dict):
         """``"path:line"`` of a record (just the path when unknown), for messages."""
         line = getattr(self, "lines", {}).get(qid)
         return f"{self.path}:{line}" if line is not None else str(self.path)
-
-
-def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, decoded JSON)`` of each non-blank line (BOM, CRLF accepted)."""
-    if not path.exists():
-        raise MissingDataError(f"file not found: {path}")
-    if not path.is_file():
-        raise InputError(path, None, "is a directory, not a file", "a JSONL file")
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line", "UTF-8 text") from None
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
-                raise InputError(path, number, problem, "one JSON object per line") from None
-            except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
-                raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
-            yield number, rec
 
 
 def _time_ok(value: Any) -> bool:
@@ -118,7 +93,7 @@ def read_run(path: str | Path) -> dict[Any, dict[str, Any]]:
     out.path = path
     first_line: dict[Any, int] = {}
     out.lines = first_line
-    for number, rec in _jsonl_records(path):
+    for number, rec in read_jsonl(path, objects_only=False):
         if not isinstance(rec, dict):
             raise InputError(path, number, f"a JSON {type(rec).__name__}, not an object", "one JSON object per line")
         if "id" not in rec:
@@ -154,7 +129,7 @@ def read_predictions(path: str | Path) -> dict[Any, str]:
     if not path.exists():
         raise MissingDataError(f"predictions file not found: {path}")
     out: dict[Any, str] = {}
-    for number, rec in _jsonl_records(path):
+    for number, rec in read_jsonl(path, objects_only=False):
         if not isinstance(rec, dict) or "id" not in rec or "prediction" not in rec:
             raise InputError(path, number, "a record without 'id' and 'prediction'", '{"id": ..., "prediction": ...}')
         if isinstance(rec["id"], (bool, float, list, dict)) or rec["id"] is None:

@@ -13,12 +13,11 @@ position, so each triple carries both key spaces (SPEC §1.3, §3.1).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import InputError, MissingDataError
+from retriever.errors import InputError
+from retriever.jsonl import read_jsonl
 
 SPLITS = ("train", "dev", "test")
 TRIPLE_FIELDS = ("S_star", "S_dist", "S_stale")
@@ -35,35 +34,6 @@ _SCALARS: dict[str, tuple[tuple[type, ...], str]] = {
     "complexity": ((str,), "a string such as '2hop'"),
     "operator_type": ((str,), "a string such as 'point_in_time'"),
 }
-
-
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
-    if not path.exists():
-        raise MissingDataError(f"file not found: {path}")
-    if not path.is_file():
-        raise InputError(path, None, "is a directory, not a file", "a JSONL file")
-    # Bytes, split on b"\n" only: line numbers stay physical (text mode would
-    # also break on a lone "\r"), a BOM on line 1 is accepted, and bad UTF-8
-    # is reported with its line instead of escaping as UnicodeDecodeError.
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line", "UTF-8 text") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
-                raise InputError(path, number, problem, "one JSON object per line") from None
-            except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
-                raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
-            if not isinstance(obj, dict):
-                raise InputError(path, number, f"a JSON {type(obj).__name__}, not an object", "one JSON object per line")
-            yield number, obj
 
 
 def _is_number(value: Any) -> bool:
@@ -132,7 +102,7 @@ def load_benchmark(path: str | Path, ids_path: str | Path | None = None) -> list
     path = Path(path)
     records: list[dict[str, Any]] = []
     lines: dict[Any, int] = {}
-    for line, obj in _json_lines(path):
+    for line, obj in read_jsonl(path):
         validate_record(path, line, obj)
         if obj["id"] in lines:
             raise InputError(path, line, f"duplicate question id {obj['id']!r} (first on line {lines[obj['id']]})", "unique ids")
@@ -146,7 +116,7 @@ def load_benchmark(path: str | Path, ids_path: str | Path | None = None) -> list
 def _merge_ids(records: list[dict[str, Any]], lines: dict[Any, int], path: Path, ids_path: Path) -> None:
     by_id = {r["id"]: r for r in records}
     seen = set()
-    for line, obj in _json_lines(ids_path):
+    for line, obj in read_jsonl(ids_path):
         qid = obj.get("id")
         if isinstance(qid, bool) or not isinstance(qid, (str, int)):
             raise InputError(ids_path, line, f"field 'id' is {qid!r}", "a string id")
@@ -188,7 +158,7 @@ def load_flags(path: str | Path) -> dict[str, dict[str, bool]]:
     """Load ``functional_negatives.jsonl``: id -> ``{stale_functional, dist_functional}``."""
     path = Path(path)
     out: dict[str, dict[str, bool]] = {}
-    for line, obj in _json_lines(path):
+    for line, obj in read_jsonl(path):
         if "id" not in obj:
             raise InputError(path, line, "missing field 'id'", "a question id")
         if isinstance(obj["id"], bool) or not isinstance(obj["id"], (str, int)):

@@ -20,11 +20,12 @@ Decisions:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from retriever.errors import InputError, MissingDataError
+from retriever.jsonl import read_jsonl
 
 TRIPLE_LISTS = ("S_star", "S_dist", "S_stale")
 PAIRS = (("s_id", "s"), ("r_id", "r"), ("o_id", "o"))
@@ -128,24 +129,6 @@ def _json_line(text: str, key: str) -> int | None:
     return None if pos < 0 else text.count("\n", 0, pos) + 1
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, number, f"invalid UTF-8 ({exc.reason})", "UTF-8 JSON lines") from exc
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, number, f"invalid JSON ({exc.msg})", "one JSON object per line") from exc
-            if not isinstance(record, dict):
-                raise InputError(path, number, f"a JSON {type(record).__name__}", "one JSON object per line")
-            yield number, record
-
-
 class HarvestedLabels(dict):
     """``dict`` of harvested labels, plus ``conflicts``: ids seen with a second, different label."""
 
@@ -182,7 +165,7 @@ def harvest_labels(labelled_jsonl: str | Path, ids_jsonl: str | Path | None = No
         ids_path = Path(ids_jsonl)
         if not ids_path.is_file():
             raise MissingDataError(f"benchmark id file not found: {ids_path}")
-        for number, record in _read_jsonl(ids_path):
+        for number, record in read_jsonl(ids_path):
             qid = record.get("id")
             if qid is None:
                 raise InputError(ids_path, number, "record without 'id'", "a question id")
@@ -203,7 +186,7 @@ def harvest_labels(labelled_jsonl: str | Path, ids_jsonl: str | Path | None = No
         value = record.get(name)
         return value if isinstance(value, list) else []
 
-    for _number, record in _read_jsonl(labelled_path):
+    for _number, record in read_jsonl(labelled_path):
         partner = id_records.get(str(record.get("id")))
         for name in TRIPLE_LISTS:
             labelled = triples(record, name)
