@@ -14,7 +14,7 @@ from retriever.paths import add_data_arguments, data_from_args
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: data selection, cache directory, ``--no-cache``, ``--rebuild``."""
     add_data_arguments(parser, benchmark=True)
-    parser.add_argument("--cache", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    parser.add_argument("--cache", "--cache-dir", dest="cache", metavar="DIR", help="index cache directory (default: the per-user cache)")
     parser.add_argument("--no-cache", action="store_true", help="build in memory; neither read nor write the cache")
     parser.add_argument(
         "--no-harvest",
