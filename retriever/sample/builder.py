@@ -47,7 +47,9 @@ OPERATORS = ("point_in_time", "interval", "before", "after", "first", "last")
 # Shares of the non-interval operators and of the complexities.
 OPERATOR_MIX = (("point_in_time", 0.55), ("before", 0.1), ("after", 0.1), ("first", 0.125), ("last", 0.125))
 COMPLEXITY_MIX = (("1hop", 1, 0.35), ("2hop", 2, 0.4), ("3+hop", 3, 0.25))
-ALTER_SHARE = 0.3  # anchors written in a shortened / altered form
+# interval questions ask when one event began: mostly short chains
+INTERVAL_COMPLEXITY = (0.6, 0.35, 0.05)
+ALTER_SHARE = 0.25  # anchors written in a shortened / altered form
 INTERVAL_YEAR_IN_TEXT = 2 / 864  # released share of interval questions whose text has the year
 
 
@@ -101,6 +103,11 @@ class _KGView:
         # earliest / latest year of each row's (s, r)
         hr_gid = np.cumsum(new_hr) - 1
         first_pos = np.flatnonzero(new_hr)
+        # earliest year of each row's fact (s, r, o): when that fact began
+        hrt_gid = np.cumsum(new_hrt) - 1
+        self.hrt_min = np.empty(n, dtype=np.int64)
+        if n:
+            self.hrt_min[o] = np.minimum.reduceat(y, np.flatnonzero(new_hrt))[hrt_gid]
         self.hr_min = np.empty(n, dtype=np.int64)
         self.hr_max = np.empty(n, dtype=np.int64)
         if n:
@@ -199,6 +206,8 @@ def build_benchmark(
         "any": np.flatnonzero(ok),
         "first": np.flatnonzero(ok & (kg.year == kg.hr_min)),
         "last": np.flatnonzero(ok & (kg.year == kg.hr_max)),
+        # "in which year did …": the year the first hop's fact began
+        "interval": np.flatnonzero(ok & (kg.year == kg.hrt_min)),
     }
 
     def draw_chain(op: str, hops: int) -> list[int] | None:
@@ -228,6 +237,8 @@ def build_benchmark(
         ops = [ops[i] for i in rng.permutation(len(ops)).tolist()]
         slots += [(name, op) for op in ops]
     cx = rng.choice(len(COMPLEXITY_MIX), size=len(slots), p=[w for _, _, w in COMPLEXITY_MIX])
+    cx_interval = rng.choice(len(COMPLEXITY_MIX), size=len(slots), p=list(INTERVAL_COMPLEXITY))
+    cx = np.where(np.asarray([op == "interval" for _, op in slots], dtype=bool), cx_interval, cx)
 
     used: set[tuple] = set()
     labelled: list[dict] = []

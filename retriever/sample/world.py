@@ -50,15 +50,17 @@ class Scale:
     year_min: int = 1900
     year_max: int = 2024
     n_duplicates: int = 10
+    year_skew: float = 4.0  # Beta(year_skew, 1) fact start years: rows pile up in recent years
 
 
 # Shares of the non-country entities by type (full-scale counts / 47,233).
 _TYPE_SHARES = {CITY: 3500, PERSON: 30000, ORG: 3000, UNIVERSITY: 1500, TEAM: 2500, PARTY: 900, POSITION: 2500, AWARD: 700}
 
 SCALES: dict[str, Scale] = {
-    "tiny": Scale("tiny", 400, 8, 4000, 40, 200, 1990, 2024, 3),
-    "small": Scale("small", 2500, 40, 40000, 60, 1500, 1900, 2024, 12),
-    "full": Scale("full", 47433, 200, 550376, 283, 8710, 1900, 2024, 110),
+    "tiny": Scale("tiny", 400, 8, 4000, 40, 200, 1990, 2024, 3, 2.0),
+    # fewer rows over the same years: a steeper skew keeps recent years as dense
+    "small": Scale("small", 2500, 40, 40000, 60, 1500, 1900, 2024, 12, 7.0),
+    "full": Scale("full", 47433, 200, 550376, 283, 8710, 1900, 2024, 110, 4.0),
 }
 
 
@@ -79,51 +81,54 @@ class RelSpec:
     mean: float
     weight: float
     mirror: str | None = None
-    hub: float = 0.8  # Zipf exponent of object popularity
+    hub: float = 1.1  # Zipf exponent of object popularity
 
 
 _OFFICE_HOLDERS = (PERSON,)
 NAMED_RELATIONS: tuple[RelSpec, ...] = (
-    RelSpec("P27", "country of citizenship", (PERSON,), (COUNTRY,), "run", 25, 7.0, hub=1.1),
-    RelSpec("P17", "country", (CITY, ORG, UNIVERSITY, TEAM, PARTY), (COUNTRY,), "run", 30, 6.0, hub=1.1),
-    RelSpec("P39", "position held", (PERSON,), (POSITION,), "run", 4, 4.0, mirror="P1308"),
-    RelSpec("P54", "member of sports team", (PERSON,), (TEAM,), "run", 3, 6.0),
-    RelSpec("P6", "head of government", (COUNTRY, CITY), _OFFICE_HOLDERS, "succession", 4, 6.0),
-    RelSpec("P35", "head of state", (COUNTRY,), _OFFICE_HOLDERS, "succession", 7, 2.0),
-    RelSpec("P26", "spouse", (PERSON,), (PERSON,), "run", 15, 3.0, mirror="sym", hub=0.0),
-    RelSpec("P108", "employer", (PERSON,), (ORG, UNIVERSITY), "run", 5, 5.0),
-    RelSpec("P69", "educated at", (PERSON,), (UNIVERSITY,), "run", 3, 2.5),
-    RelSpec("P102", "member of political party", (PERSON,), (PARTY,), "run", 10, 5.0),
-    RelSpec("P166", "award received", (PERSON, ORG, TEAM), (AWARD,), "oneoff", 1, 2.0, mirror="P1346"),
-    RelSpec("P131", "located in the administrative territorial entity", (CITY, UNIVERSITY, TEAM), (CITY,), "run", 20, 3.0),
-    RelSpec("P150", "contains the administrative territorial entity", (COUNTRY,), (CITY,), "run", 25, 3.0, hub=0.3),
-    RelSpec("P530", "diplomatic relation", (COUNTRY,), (COUNTRY,), "run", 20, 3.0, mirror="sym", hub=0.6),
-    RelSpec("P286", "head coach", (TEAM,), _OFFICE_HOLDERS, "succession", 3, 2.0),
-    RelSpec("P488", "chairperson", (PARTY, ORG), _OFFICE_HOLDERS, "succession", 5, 2.0),
-    RelSpec("P1037", "director / manager", (ORG, UNIVERSITY), _OFFICE_HOLDERS, "succession", 6, 1.5),
-    RelSpec("P159", "headquarters location", (ORG, PARTY), (CITY,), "run", 15, 1.5),
-    RelSpec("P463", "member of", (COUNTRY, PARTY, UNIVERSITY, TEAM), (ORG,), "run", 12, 1.5),
-    RelSpec("P118", "league", (TEAM,), (ORG,), "run", 6, 1.5),
-    RelSpec("P551", "residence", (PERSON,), (CITY,), "run", 6, 2.0),
-    RelSpec("P1344", "participant in", (PERSON, TEAM, COUNTRY), (EVENT,), "oneoff", 1, 1.5, mirror="P710"),
-    RelSpec("P793", "significant event", (COUNTRY, CITY, ORG), (EVENT,), "oneoff", 1, 1.0),
-    RelSpec("P190", "twinned administrative body", (CITY,), (CITY,), "run", 25, 1.0, mirror="sym", hub=0.3),
-    RelSpec("P127", "owned by", (ORG, TEAM), (ORG, PERSON), "run", 8, 1.0),
-    RelSpec("P749", "parent organization", (ORG,), (ORG,), "run", 10, 0.8),
-    RelSpec("P1830", "owner of", (PERSON, ORG), (ORG, TEAM), "run", 6, 0.8),
-    RelSpec("P1411", "nominated for", (PERSON,), (AWARD,), "oneoff", 1, 0.8),
-    RelSpec("P3602", "candidacy in election", (PERSON,), (EVENT,), "oneoff", 1, 0.8),
-    RelSpec("P1327", "partner in business or sport", (PERSON,), (PERSON,), "run", 3, 0.5, hub=0.0),
+    # memberships restated every year (citizenship, country, location, party):
+    # long runs onto a few very popular objects make the per-year hubs
+    RelSpec("P27", "country of citizenship", (PERSON,), (COUNTRY,), "career", 0, 0.0, hub=2.0),
+    RelSpec("P17", "country", (CITY, ORG, UNIVERSITY, TEAM, PARTY), (COUNTRY,), "run", 40, 10.0, hub=2.0),
+    RelSpec("P39", "position held", (PERSON,), (POSITION,), "run", 5, 4.0, mirror="P1308", hub=1.5),
+    RelSpec("P54", "member of sports team", (PERSON,), (TEAM,), "run", 3, 6.0, hub=1.5),
+    RelSpec("P6", "head of government", (COUNTRY, CITY), _OFFICE_HOLDERS, "succession", 4, 5.0),
+    RelSpec("P35", "head of state", (COUNTRY,), _OFFICE_HOLDERS, "succession", 7, 1.5),
+    RelSpec("P26", "spouse", (PERSON,), (PERSON,), "run", 15, 2.5, mirror="sym", hub=0.0),
+    RelSpec("P108", "employer", (PERSON,), (ORG, UNIVERSITY), "run", 6, 4.5, hub=1.4),
+    RelSpec("P69", "educated at", (PERSON,), (UNIVERSITY,), "run", 3, 2.0, hub=1.4),
+    RelSpec("P102", "member of political party", (PERSON,), (PARTY,), "run", 15, 6.0, hub=1.5),
+    RelSpec("P166", "award received", (PERSON, ORG, TEAM), (AWARD,), "oneoff", 1, 1.5, mirror="P1346"),
+    RelSpec("P131", "located in the administrative territorial entity", (CITY, UNIVERSITY, TEAM), (CITY,), "run", 35, 5.0, hub=1.6),
+    RelSpec("P150", "contains the administrative territorial entity", (COUNTRY,), (CITY,), "run", 35, 3.0, hub=0.3),
+    RelSpec("P530", "diplomatic relation", (COUNTRY,), (COUNTRY,), "run", 30, 3.0, mirror="sym", hub=0.6),
+    RelSpec("P286", "head coach", (TEAM,), _OFFICE_HOLDERS, "succession", 3, 1.5),
+    RelSpec("P488", "chairperson", (PARTY, ORG), _OFFICE_HOLDERS, "succession", 5, 1.5),
+    RelSpec("P1037", "director / manager", (ORG, UNIVERSITY), _OFFICE_HOLDERS, "succession", 6, 1.2),
+    RelSpec("P159", "headquarters location", (ORG, PARTY), (CITY,), "run", 20, 1.5, hub=1.4),
+    RelSpec("P463", "member of", (COUNTRY, PARTY, UNIVERSITY, TEAM), (ORG,), "run", 15, 1.5, hub=1.4),
+    RelSpec("P118", "league", (TEAM,), (ORG,), "run", 8, 1.5, hub=1.5),
+    RelSpec("P551", "residence", (PERSON,), (CITY,), "run", 8, 2.0, hub=1.4),
+    RelSpec("P1344", "participant in", (PERSON, TEAM, COUNTRY), (EVENT,), "oneoff", 1, 1.2, mirror="P710"),
+    RelSpec("P793", "significant event", (COUNTRY, CITY, ORG), (EVENT,), "oneoff", 1, 0.8),
+    RelSpec("P190", "twinned administrative body", (CITY,), (CITY,), "run", 30, 1.0, mirror="sym", hub=0.3),
+    RelSpec("P127", "owned by", (ORG, TEAM), (ORG, PERSON), "run", 10, 1.0),
+    RelSpec("P749", "parent organization", (ORG,), (ORG,), "run", 12, 0.8),
+    RelSpec("P1830", "owner of", (PERSON, ORG), (ORG, TEAM), "run", 8, 0.8),
+    RelSpec("P1411", "nominated for", (PERSON,), (AWARD,), "oneoff", 1, 0.6),
+    RelSpec("P3602", "candidacy in election", (PERSON,), (EVENT,), "oneoff", 1, 0.6),
+    RelSpec("P1327", "partner in business or sport", (PERSON,), (PERSON,), "run", 3, 0.4, hub=0.0),
     RelSpec("P2389", "organization directed by the office or position", (POSITION,), (ORG,), "run", 30, 0.4),
     RelSpec("P1001", "applies to jurisdiction", (POSITION,), (COUNTRY, CITY), "run", 40, 0.6),
-    RelSpec("P112", "founded by", (ORG, PARTY, TEAM), (PERSON,), "oneoff", 1, 0.4),
-    RelSpec("P1366", "replaced by", (PERSON,), (PERSON,), "oneoff", 1, 0.4, mirror="P1365"),
-    RelSpec("P161", "cast member", (EVENT,), (PERSON,), "oneoff", 1, 0.4),
+    RelSpec("P112", "founded by", (ORG, PARTY, TEAM), (PERSON,), "oneoff", 1, 0.3),
+    RelSpec("P1366", "replaced by", (PERSON,), (PERSON,), "oneoff", 1, 0.3, mirror="P1365"),
+    RelSpec("P161", "cast member", (EVENT,), (PERSON,), "oneoff", 1, 0.3),
     RelSpec("P361", "part of", (EVENT, ORG), (EVENT, ORG), "run", 5, 0.4),
     RelSpec("P710", "participant", (EVENT,), (PERSON, TEAM), "oneoff", 1, 0.0),
 )
 MIRROR_LABELS = {"P1308": "officeholder", "P1346": "winner", "P710": "participant", "P1365": "replaces"}
 GENERIC_SHARE = 0.12  # share of the row budget given to generic relations
+CAREER_MEAN = 4.0  # mean length in years of a person's career window
 
 
 @dataclass
@@ -186,7 +191,11 @@ class _Builder:
             self.rank[a : a + c] = self.rng.permutation(c)
         # A person's active years, skewed to recent decades like Wikidata.
         span = scale.year_max - scale.year_min + 1
-        self.active = scale.year_min - 25 + np.floor((span + 15) * self.rng.beta(1.7, 1.0, size=n)).astype(np.int64)
+        self.active = scale.year_min - 40 + np.floor((span + 10) * self.rng.beta(scale.year_skew - 0.5, 1.0, size=n)).astype(np.int64)
+        # A person's career: the window in which their dated facts fall, so that
+        # one year of a person holds several facts (citizenship among them).
+        self.career0 = self.active + 18 + self.rng.integers(0, 25, size=n)
+        self.career_len = np.minimum(1 + self.rng.geometric(1.0 / CAREER_MEAN, size=n), 40)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     # -- pools -----------------------------------------------------------
@@ -205,23 +214,48 @@ class _Builder:
 
     # -- fact kinds --------------------------------------------------------
     def facts_run(self, spec: RelSpec, budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        sc, rng = self.scale, self.rng
-        if spec.kind == "oneoff":
-            mean = 1.0
-        else:
-            mean = spec.mean
-        n = max(1, int(budget / mean))
+        """Facts of a ``run``/``oneoff`` relation worth about ``budget`` rows inside the year range.
+
+        A first draw sized by the mean run length loses the years past
+        ``year_max`` (recent starts are common); one top-up draw replaces them.
+        """
+        n = max(1, int(budget / (1.0 if spec.kind == "oneoff" else spec.mean)))
+        parts = self._draw_run(spec, n)
+        kept = int(self._in_range(parts[2]).sum())
+        if 0 < kept < budget:
+            more = self._draw_run(spec, max(1, int(n * (budget - kept) / kept)))
+            parts = tuple(np.concatenate([a, b]) for a, b in zip(parts, more, strict=True))
+        return parts
+
+    def _in_range(self, years: np.ndarray) -> np.ndarray:
+        return (years >= self.scale.year_min) & (years <= self.scale.year_max)
+
+    def _draw_run(self, spec: RelSpec, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rng = self.rng
         s = self.draw(spec.subj, n, 0.5)
         o = self.draw(spec.obj, n, spec.hub)
         if spec.kind == "oneoff":
             length = np.ones(n, dtype=np.int64)
         else:
-            length = rng.geometric(1.0 / mean, size=n)
-        span = sc.year_max - sc.year_min + 1
-        generic_start = sc.year_min + np.floor(span * rng.beta(1.5, 1.0, size=n)).astype(np.int64)
-        person_start = self.active[s] + 18 + rng.integers(0, 45, size=n)
+            length = rng.geometric(1.0 / spec.mean, size=n)
+        generic_start = self.recent_years(n)
+        person_start = self.career0[s] + np.floor(rng.random(n) * self.career_len[s]).astype(np.int64)
         start = np.where(self.etype[s] == PERSON, person_start, generic_start)
+        # a run may have begun before the first year: it is seen from its middle
+        start = np.where(length > 1, start - (rng.random(n) * length).astype(np.int64) // 2, start)
         return _expand(s, o, start, length)
+
+    def recent_years(self, n: int) -> np.ndarray:
+        """Years skewed to recent decades, as Wikidata's dated statements are."""
+        sc = self.scale
+        span = sc.year_max - sc.year_min + 1
+        return sc.year_min + np.floor(span * self.rng.beta(sc.year_skew, 1.0, size=n)).astype(np.int64)
+
+    def facts_career(self, spec: RelSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One fact per person of ``spec.subj`` over their whole career (citizenship)."""
+        ids, _ = self.pool(spec.subj, 0.0)
+        o = self.draw(spec.obj, len(ids), spec.hub)
+        return _expand(ids, o, self.career0[ids], self.career_len[ids])
 
     def facts_succession(self, spec: RelSpec, budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         sc, rng = self.scale, self.rng
@@ -357,9 +391,9 @@ def build_world(scale: str | Scale = "small", seed: int = 42) -> World:
     for i, num in enumerate(generic_nums.tolist()):
         st = tuple(sorted({int(x) for x in rng.integers(0, 10, size=int(rng.integers(1, 3)))}))
         ot = tuple(sorted({int(x) for x in rng.integers(0, 10, size=int(rng.integers(1, 3)))}))
-        kind = "oneoff" if rng.random() < 0.35 else "run"
+        kind = "oneoff" if rng.random() < 0.2 else "run"
         lab = generic_labels[i]
-        generic_specs.append(RelSpec(f"P{num}", lab, st, ot, kind, float(rng.choice([2, 3, 5, 8])), float(gw[i])))
+        generic_specs.append(RelSpec(f"P{num}", lab, st, ot, kind, float(rng.choice([3, 5, 8, 15])), float(gw[i])))
         rel_ids.append(f"P{num}")
         rel_labels.append(lab)
     rindex = {p: i for i, p in enumerate(rel_ids)}
@@ -374,7 +408,12 @@ def build_world(scale: str | Scale = "small", seed: int = 42) -> World:
     office_of["P6"][c0 : c0 + nc] = p0 + 2 * np.arange(nc) + 1
     office_of["P6"][city0 : city0 + n_mayors] = p0 + 2 * nc + np.arange(n_mayors)
     for spec in specs:
-        if spec.weight <= 0:
+        if spec.kind == "career":
+            s, o, y = b.facts_career(spec)
+            b.add(rindex[spec.pid], s, o, y)
+            budget_rows -= int(b.parts[-1][0].size)
+    for spec in specs:
+        if spec.weight <= 0 or spec.kind == "career":
             continue
         budget = budget_rows * spec.weight / total_w
         if spec.mirror:
@@ -400,6 +439,12 @@ def build_world(scale: str | Scale = "small", seed: int = 42) -> World:
     tail = np.concatenate([p[1] for p in b.parts])
     rel = np.concatenate([p[2] for p in b.parts])
     year = np.concatenate([p[3] for p in b.parts])
+    # overlapping runs of one fact would repeat rows: keep each (s, r, o, ts) once
+    # (the exact duplicates the real file has are added back, few, by _fit_to_target)
+    key = np.stack([head, tail, rel, year], axis=1)
+    _, first = np.unique(key, axis=0, return_index=True)
+    first.sort()
+    head, tail, rel, year = head[first], tail[first], rel[first], year[first]
     head, tail, rel, year = _fit_to_target(b, head, tail, rel, year, generic_specs, rindex)
 
     # Sort by year; within a year the order is random (the real file's is arbitrary).
@@ -461,7 +506,9 @@ def _fit_to_target(b: _Builder, head, tail, rel, year, generic_specs, rindex):
     head_is_u[in_sl] = side[same[in_sl] - sl.start]
     ft[same[~in_sl | head_is_u]] = (ft[same[~in_sl | head_is_u]] + 1) % b.n
     fh[same[in_sl & ~head_is_u]] = (fh[same[in_sl & ~head_is_u]] + 1) % b.n
-    fy = sc.year_min + np.floor((sc.year_max - sc.year_min + 1) * rng.beta(1.5, 1.0, size=n_fill)).astype(np.int64)
+    fy = b.recent_years(n_fill)
+    # the year range is the scale's, ends included, however steep the skew
+    fy[-2:] = (sc.year_min, sc.year_max)
     head = np.concatenate([head, fh])
     tail = np.concatenate([tail, ft])
     rel = np.concatenate([rel, fr])
