@@ -19,28 +19,63 @@ inclusion-exclusion over the multivariate hypergeometric::
 
     P(CCR = 1) = sum_{J subset M} (-1)^{|J|} C(g - sum_{j in J} c_j, m) / C(g, m)
 
-Rank metrics (every group matters; SPEC §3.4 list, deduplicated). A group of
-size ``g`` with ``r`` relevant items puts a relevant item at each of its
-positions with probability ``r / g``; recall@k and nDCG@k are linear in those
-probabilities, so their expectation is the metric of the probability vector.
-For MRR only the first group with ``r > 0`` matters (start ``c``, 0-based)::
+Rank metrics (every group matters; SPEC §3.4 on the list after shuffle, cut
+at ``n_ret`` and deduplication, in that order). Groups are processed top down on
+the raw known ranking. Groups above the cut-off group are wholly in the list,
+so ``d``, the number of distinct whole items above a group, does not depend on
+the order. In a group (``g`` items, ``cap`` of them above the cut-off, ``cap = g``
+except in the cut-off group) an item is *dead* when its whole item appeared
+above (it never counts); every other whole item is *new*. A *target* triple is
+a relevant triple not hit above with a valid copy in the group: ``T_c`` raw
+valid copies in ``a_c`` distinct whole items; ``r`` targets, ``R = sum T_c``,
+and ``b`` new whole items that are not valid copies of a target. The hit of a
+target is its first valid copy in the shuffled group; its rank after
+deduplication is ``d + 1 + K``, ``K`` the number of distinct new whole items
+before it. By linearity, recall@k and nDCG@k need only ``P(hit at rank i)``,
+the sum over targets of ``P(K = i - d - 1, J < cap)`` with ``J`` the raw offset
+of the first copy. Given ``J = j`` the items in front are a uniform ``j``-subset
+of the ``g - T_c`` others, and one given subset is exactly that prefix with
+probability ``j! T_c (g - j - 1)! / g! = T_c / (g C(g - 1, j))``, so
+(:func:`first_offset_dist`)::
 
-    E[RR] = sum_{t=0}^{min(g-1, L-c-1)} 1/(c+t+1) * C(g-r, t)/C(g, t) * r/(g-t)
+    P(K = kappa, J < cap) = T_c / g * sum_{j < cap} N(j, kappa) / C(g - 1, j)
+    N(j, kappa) = [x^j y^kappa] (1 + x)^dead (1 + x y)^singles prod_{m >= 2} (1 + y ((1 + x)^m - 1))
 
-Extremes put the relevant items first (max) or last (min) in every group,
-which maximises (minimises) all three metrics at once.
+over the others' new whole items with multiplicity ``m`` (singles: ``m = 1``).
+Without duplicates and one copy per target this is ``1 / g`` at each of the
+first ``cap`` offsets (the fast path: ``P(hit at d + 1 + j) = r / g``). MRR only
+sees the first group with ``r > 0``: the same law with the union of the targets
+(``R`` marked items, the others' new whole items only) gives
+``E[RR] = sum_kappa P(K = kappa, J < cap) / (d + 1 + kappa)``; without
+duplicates ``P(J = j) = C(g - j - 1, R - 1) / C(g, R)``.
+
+Extremes (groups are independent: a group's hits depend only on its own order
+and on ``d``). Max, for every metric at once: one valid copy of each target
+first, hits at ranks ``d + 1 .. d + min(r, cap)``. Min: all non-target items
+first (it never helps to move one below the cut-off, and moving one up only
+pushes ranks down), then each target's hit followed by all its copies (a
+block), so ``r0 = d + b + 1`` is the first hit's rank and ``slots = cap - (g -
+R)`` raw places are left to targets (none: no hit). In a whole group
+(``cap = g``) one order is worst for every metric: blocks in decreasing
+``a_c``, hits at ``r0 + a_(1) + ... + a_(i-1)``; so too when every ``T_c = 1``
+(hits at ``r0 .. r0 + slots - 1``). Otherwise the cut-off group needs a
+per-metric minimum, since fewer hits can mean earlier ones (recall@5 and
+recall@10 can be minimised by different orders): a set ``S`` of complete
+blocks with ``T(S) < slots``, in decreasing ``a``, then one more target ``c``
+with ``T(S) + T_c >= slots``, hits at ``r0 + a(blocks before)``; a dynamic
+programme over targets in decreasing ``a`` with states ``(T(S), a(S))``
+(:func:`_cut_minimum`; polynomial in the group size, at most ``2^r`` states).
+``min RR = 1 / r0`` for the first group with targets (0 when ``slots <= 0``).
 
 Readings (documented choices):
 
 * Groups are runs of consecutive equal scores in rank order. Items without a
   score (5-lists, evidence files) make the ranking fully known: no ties.
-* For rank metrics the known ranking is deduplicated on the whole item first and
-  ``L`` is the deduplicated returned length. An item is relevant when it is the
-  first valid copy of its triple in the known ranking; if a second valid copy of
-  the same triple (another window) sits in the same tie group, which copy counts
-  depends on the order and this closed form treats only the first as relevant.
-  Run files of the reference retriever never contain such copies (its pool is
-  deduplicated on ``(s, r, o)``, SPEC §2.4).
+* Duplicates of a whole item and several valid copies of one relevant triple
+  (other windows) are handled exactly, in SPEC's order (shuffle, cut,
+  deduplicate, then the first valid copy of a triple is its hit). Run files of
+  the reference retriever never contain either (its pool is deduplicated on
+  ``(s, r, o)``, SPEC §2.4); user runs may.
 """
 
 from __future__ import annotations
@@ -49,7 +84,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from itertools import combinations
 from math import comb
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -116,71 +151,229 @@ def trp_ccr_ties(res: Resolved) -> dict[str, tuple[float, float, float, float] |
     return {"TRP": trp, "CCR": ccr}
 
 
-def _known_ranking(res: Resolved) -> tuple[list[Item], int]:
-    seen: set[tuple[Any, ...]] = set()
-    known: list[Item] = []
-    length = 0
-    for pos, it in enumerate(list(res.items) + list(res.extra)):
-        if it.whole in seen:
-            continue
-        seen.add(it.whole)
-        known.append(it)
-        if pos < len(res.items):
-            length += 1
-    return known, length
-
-
-def _groups(known: Sequence[Item]) -> list[tuple[int, int]]:
-    """``(start, size)`` of runs of equal scores; singletons when any score is missing."""
-    if any(it.score is None for it in known):
-        return [(i, 1) for i in range(len(known))]
+def _groups(scores: Sequence[float | None], limit: int) -> list[tuple[int, int]]:
+    """``(start, size)`` of runs of equal scores starting before ``limit``; singletons when a score is missing."""
+    if None in scores:
+        return [(i, 1) for i in range(min(limit, len(scores)))]
     out: list[tuple[int, int]] = []
+    n = len(scores)
     i = 0
-    while i < len(known):
+    while i < limit:
         j = i + 1
-        while j < len(known) and known[j].score == known[i].score:
+        s = scores[i]
+        while j < n and scores[j] == s:
             j += 1
         out.append((i, j - i))
         i = j
     return out
 
 
-def rank_tie_vectors(res: Resolved) -> tuple[list[float], list[float], list[float], float, int]:
-    """Per-position relevance probabilities, best and worst cases, E[RR], and ``|rel|``.
+def first_offset_dist(g: int, t: int, cap: int, dead: int, mults: Sequence[int]) -> list[float]:
+    """Distribution of the deduplicated offset of the first of ``t`` marked items in a shuffled group.
 
-    All vectors have the deduplicated returned length ``L``.
+    A group of ``g`` items is shuffled uniformly: ``t`` marked items, ``dead``
+    items whose whole item already appeared above the group, and the others,
+    which form distinct new whole items with multiplicities ``mults``. Returns
+    ``q`` with ``q[kappa] = P(J < cap and K = kappa)``, where ``J`` is the raw
+    offset of the first marked item and ``K`` the number of distinct new whole
+    items before it (its offset after deduplication)::
+
+        q[kappa] = t / g * sum_{j < cap} N(j, kappa) / C(g - 1, j)
+
+    where ``N(j, kappa)`` is the coefficient of ``x^j y^kappa`` in
+    ``(1 + x)^dead (1 + x y)^singles prod_{m >= 2} (1 + y ((1 + x)^m - 1))``, the
+    number of ``j``-subsets of the unmarked items showing ``kappa`` whole items,
+    and ``t / (g C(g - 1, j)) = j! t (g - j - 1)! / g!`` is the probability that one
+    given ``j``-subset is exactly what precedes the first marked item. Computed
+    in exact integers over the common denominator ``g!`` (one correctly rounded
+    division per ``kappa``), in ``O(cap * dead + |P| * singles)`` big-integer
+    operations, ``|P|`` the number of terms of the product over ``m >= 2``.
+    """
+    singles = 0
+    poly: dict[tuple[int, int], int] = {(0, 0): 1}
+    for m in mults:
+        if m == 1:
+            singles += 1
+            continue
+        grown: dict[tuple[int, int], int] = {}
+        for (j, k), n in poly.items():
+            grown[(j, k)] = grown.get((j, k), 0) + n
+            for u in range(1, m + 1):
+                grown[(j + u, k + 1)] = grown.get((j + u, k + 1), 0) + n * comb(m, u)
+        poly = grown
+    top = min(cap, g - t + 1)  # j runs over 0 .. g - t, and only j < cap is in the list
+    if top <= 0:
+        return [0.0] * (len(mults) + 1)
+    # exact integers over the common denominator g!: 1 / C(g - 1, j) = j! (g - 1 - j)! / (g - 1)!
+    fact = [1] * g
+    for i in range(1, g):
+        fact[i] = fact[i - 1] * i
+    weight = [fact[j] * fact[g - 1 - j] for j in range(top)]
+    # the dead items only shift j: fold them in once, h[e] = sum_i C(dead, i) weight[e + i]
+    c_dead = [comb(dead, i) for i in range(min(dead, top - 1) + 1)]
+    h = [sum(c * weight[e + i] for i, c in enumerate(c_dead[:top - e])) for e in range(top)]
+    c_single = [comb(singles, i) for i in range(min(singles, top - 1) + 1)]
+    acc = [0] * (len(mults) + 1)
+    for (j2, k2), n in poly.items():
+        for k1, c in enumerate(c_single[:max(0, top - j2)]):
+            acc[k2 + k1] += n * c * h[j2 + k1]
+    denom = fact[g - 1] * g
+    return [t * x / denom for x in acc]  # one correctly rounded division per offset
+
+
+def _metric_gains(rank: int, n_rel: int, ks: Sequence[int]) -> np.ndarray:
+    """Contribution of one hit at 1-based ``rank`` to recall@k then nDCG@k (as :func:`rank_kernel`)."""
+    disc = 1.0 / np.log2(rank + 1.0)
+    ideal = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, max(ks) + 2, dtype=np.float64)))])
+    inside = np.array([rank <= k for k in ks], dtype=np.float64)
+    idcg = np.array([ideal[min(n_rel, k)] for k in ks])
+    return np.concatenate([inside / n_rel, inside * disc / idcg])
+
+
+def _cut_minimum(classes: Sequence[tuple[int, int]], slots: int, r0: int, n_rel: int, ks: Sequence[int]) -> np.ndarray:
+    """Per-metric minimum contribution of a partial cut-off group (recall@k then nDCG@k).
+
+    ``classes`` holds ``(a, T)`` per relevant triple of the group (distinct
+    valid whole items, raw copies); ``slots`` raw places of the list are left to
+    them once every other item of the group sits in front; ``r0`` is the rank of
+    the first of them. A worst ordering is a run of complete blocks (a triple's
+    hit, then all its copies) over a set ``S`` with ``T(S) < slots``, then the hit
+    of one more triple ``c`` with ``T(S) + T_c >= slots``, the blocks in decreasing
+    ``a``; hits sit at ``r0 + a(earlier blocks)``. Dynamic programme over triples in
+    decreasing ``a`` with states ``(T(S), a(S))``, metric by metric.
+    """
+    width = 2 * len(ks)
+    best = np.full(width, np.inf)
+    for last in range(len(classes)):
+        t_last = classes[last][1]
+        others = sorted((cl for i, cl in enumerate(classes) if i != last), reverse=True)
+        states: dict[tuple[int, int], np.ndarray] = {(0, 0): np.zeros(width)}
+        for a, t in others:
+            for (ts, as_), cost in list(states.items()):
+                if ts + t < slots:
+                    key = (ts + t, as_ + a)
+                    val = cost + _metric_gains(r0 + as_, n_rel, ks)
+                    states[key] = np.minimum(states[key], val) if key in states else val
+        for (ts, as_), cost in states.items():
+            if ts + t_last >= slots:
+                best = np.minimum(best, cost + _metric_gains(r0 + as_, n_rel, ks))
+    return best
+
+
+class RankTies(NamedTuple):
+    """Tie-aware pieces of one question's rank metrics (0-based positions of the deduplicated list).
+
+    ``prob[p]``: probability of a hit at position ``p`` (recall@k and nDCG@k
+    are linear in it); ``best``: hits of an ordering maximising every metric;
+    ``worst``: hits of an ordering minimising every metric, except the cut-off
+    group when ``cut_min`` is set (its per-metric minimum contribution to
+    recall@k then nDCG@k, added to the metrics of ``worst``); ``e_rr`` and
+    ``min_rr``: expected and minimum reciprocal rank; ``n_rel = |rel|``.
+    """
+
+    prob: list[float]
+    best: list[float]
+    worst: list[float]
+    cut_min: np.ndarray | None
+    e_rr: float
+    min_rr: float
+    n_rel: int
+
+
+def rank_tie_vectors(res: Resolved, ks: Sequence[int] = KS) -> RankTies:
+    """Expected, best and worst hit vectors of SPEC §3.4 over the orderings of SPEC §3.5.
+
+    Works group by group on the raw known ranking (evidence then
+    ``cutoff_ties``), as SPEC orders it: shuffle, cut at ``n_ret``, deduplicate,
+    then hits. See the module docstring for the formulas.
     """
     tq = res.tq
-    rel_classes = {c for c, valid in enumerate(res.class_valid) if valid}
-    known, length = _known_ranking(res)
-    done: set[int] = set()
-    relevant = []
-    for it in known:
-        r = it.cls in rel_classes and it.t_start <= tq <= it.t_end and it.cls not in done
-        if r:
-            done.add(it.cls)
-        relevant.append(r)
-    prob = [0.0] * length
-    best = [0.0] * length
-    worst = [0.0] * length
-    err = 0.0
-    first_found = False
-    for start, size in _groups(known):
-        r = sum(relevant[start:start + size])
-        if r == 0 or start >= length:
+    rel = res.class_valid
+    n_rel = sum(rel)
+    known = list(res.items) + list(res.extra)
+    n_ret = len(res.items)
+    prob = [0.0] * n_ret
+    best = [0.0] * n_ret
+    worst = [0.0] * n_ret
+    cut_min = None
+    e_rr = min_rr = 0.0
+    first = True
+    # it[:4] = (space, srot, t_start, t_end): the whole item, as a cheap C-level slice
+    keys = [it[:4] for it in known]
+    # triple index of items that are valid copies of a relevant triple, else -1
+    vr = [c if c >= 0 and rel[c] and ts <= tq <= te else -1 for _, _, ts, te, c, _ in known]
+    seen: set[tuple[Any, ...]] = set()  # whole items above the current group
+    done: set[int] = set()  # triples hit above the current group
+    d = 0  # distinct whole items above the current group
+    for start, size in _groups([it.score for it in known], n_ret):
+        end = start + size
+        if max(vr[start:end]) < 0:  # nothing relevant here: only count new whole items
+            if size == 1:
+                w = keys[start]
+                if w not in seen:
+                    seen.add(w)
+                    d += 1
+            else:
+                new = set(keys[start:end]) - seen
+                seen |= new
+                d += len(new)
             continue
-        for p in range(start, min(start + size, length)):
-            prob[p] = r / size
-        for p in range(start, min(start + r, length)):
-            best[p] = 1.0
-        for p in range(start + size - r, min(start + size, length)):
-            worst[p] = 1.0
-        if not first_found:
-            first_found = True
-            u = min(size - 1, length - start - 1)
-            for t in range(u + 1):
-                err += (1.0 / (start + t + 1)) * (comb(size - r, t) / comb(size, t)) * (r / (size - t))
-    return prob, best, worst, err, len(rel_classes)
+        cap = min(size, n_ret - start)
+        counts: dict[tuple[Any, ...], int] = {}
+        dead = 0
+        targets: dict[int, set[tuple[Any, ...]]] = {}
+        for i in range(start, end):
+            w = keys[i]
+            if w in seen:
+                dead += 1  # its triple, if relevant, was hit above already
+                continue
+            counts[w] = counts.get(w, 0) + 1
+            c = vr[i]
+            if c >= 0 and c not in done:
+                targets.setdefault(c, set()).add(w)
+        n_new = len(counts)
+        r = len(targets)
+        if r:
+            t_of = [sum(counts[w] for w in ws) for ws in targets.values()]
+            a_of = [len(ws) for ws in targets.values()]
+            total = sum(t_of)
+            b = n_new - sum(a_of)  # distinct new whole items that are not relevant here
+            for p in range(d, d + min(r, cap)):
+                best[p] = 1.0
+            if dead == 0 and total == r and n_new == size:
+                # all items distinct, one copy per triple: each position equally likely
+                share = r / size
+                for p in range(d, d + cap):
+                    prob[p] += share
+                if first:
+                    for j in range(min(size - r + 1, cap)):
+                        e_rr += comb(size - j - 1, r - 1) / comb(size, r) / (d + j + 1)
+            else:
+                for ws, t in zip(targets.values(), t_of, strict=True):
+                    mults = [m for w, m in counts.items() if w not in ws]
+                    for k, q in enumerate(first_offset_dist(size, t, cap, dead, mults)[:cap]):
+                        prob[d + k] += q
+                if first:
+                    tw = set().union(*targets.values())
+                    junk = [m for w, m in counts.items() if w not in tw]
+                    for k, q in enumerate(first_offset_dist(size, total, cap, dead, junk)[:cap]):
+                        e_rr += q / (d + k + 1)
+            slots = cap - (size - total)  # raw places left to relevant items once all others come first
+            if first:
+                min_rr = 1.0 / (d + b + 1) if slots > 0 else 0.0
+            if cap >= size or total == r:
+                # one ordering is worst for every metric: others first, then blocks in decreasing a
+                pos = d + b
+                for a in sorted(a_of, reverse=True)[:max(0, min(r, slots))]:
+                    worst[pos] = 1.0
+                    pos += a
+            elif slots > 0:
+                cut_min = _cut_minimum(list(zip(a_of, t_of, strict=True)), slots, d + b + 1, n_rel, ks)
+            first = False
+            done.update(targets)
+        seen.update(counts)
+        d += n_new
+    return RankTies(prob, best, worst, cut_min, e_rr, min_rr, n_rel)
 
 
 def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, Any]:
@@ -195,18 +388,23 @@ def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str
     ccr = np.zeros((n, 4))
     probs, bests, worsts, obs_lists = [], [], [], []
     err = np.zeros(n)
+    min_rr = np.zeros(n)
     n_rel = np.zeros(n, dtype=np.int64)
+    cut_min: list[tuple[int, np.ndarray]] = []
     for i, res in enumerate(resolved):
         tc = trp_ccr_ties(res)
         if tc["TRP"] is not None:
             trp[i] = tc["TRP"]
         ccr[i] = tc["CCR"]
-        prob, best, worst, e_rr, nr = rank_tie_vectors(res)
-        probs.append(prob)
-        bests.append(best)
-        worsts.append(worst)
-        err[i] = e_rr
-        n_rel[i] = nr
+        rt = rank_tie_vectors(res, ks)
+        probs.append(rt.prob)
+        bests.append(rt.best)
+        worsts.append(rt.worst)
+        err[i] = rt.e_rr
+        min_rr[i] = rt.min_rr
+        n_rel[i] = rt.n_rel
+        if rt.cut_min is not None:
+            cut_min.append((i, rt.cut_min))
         obs_lists.append(hit_list(res)[0])
     width = max([max(ks)] + [len(p) for p in probs])
     observed = rank_kernel(to_matrix(obs_lists, width), n_rel, ks)
@@ -214,6 +412,11 @@ def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str
     expected["mrr"] = np.where(n_rel > 0, err, np.nan)
     hi = rank_kernel(to_matrix(bests, width), n_rel, ks)
     lo = rank_kernel(to_matrix(worsts, width), n_rel, ks)
+    lo["mrr"] = np.where(n_rel > 0, min_rr, np.nan)
+    additive = [f"recall@{k}" for k in ks] + [f"ndcg@{k}" for k in ks]
+    for i, extra in cut_min:
+        for name, value in zip(additive, extra, strict=True):
+            lo[name][i] += value
     per_q: dict[str, np.ndarray] = {
         "TRP": trp,
         "CCR": ccr,
