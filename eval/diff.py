@@ -340,6 +340,12 @@ def run_sweep(
 ) -> list[dict[str, Any]]:
     """Rerun the retriever for every sweep variant and rank by exact-match share.
 
+    Each question's anchor and candidate pool are computed once per distinct
+    anchor/BFS setting (:func:`retriever.pipeline.pool_key`); variants that
+    differ only in ranking options (line template, ``t_query`` in the query,
+    ...) re-rank the shared pool with :meth:`retriever.pipeline.Retriever.rank`,
+    which gives the same evidence as a full rerun.
+
     Parameters
     ----------
     index:
@@ -357,17 +363,21 @@ def run_sweep(
         ``{variant, changes, exact, n, share}`` sorted by ``share`` descending,
         then fewer changed keys, then sweep order (so the default wins ties).
     """
-    from retriever.pipeline import Retriever
+    from retriever.pipeline import Retriever, pool_key
     from retriever.progress import progress
 
     wanted = [q for q in questions if str(q["id"]) in baseline]
     variants = sweep_variants(base, line_templates)
     results = []
     space = None
+    pools: dict[tuple, list[Any]] = {}  # pool key -> expansion of every wanted question
     for order, changes in enumerate(progress(variants, total=len(variants), description="sweep")):
         config = base.replace(**changes) if changes else base
         retriever = Retriever(index, config)
-        run = {str(q["id"]): retriever.retrieve(q)["evidence"] for q in wanted}
+        key = pool_key(config)
+        if key not in pools:
+            pools[key] = [retriever.expand(q) for q in wanted]
+        run = {str(q["id"]): retriever.rank(q, pool)[0] for q, pool in zip(wanted, pools[key], strict=True)}
         if space is None or base_form == "line":
             space = choose_space(
                 itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form

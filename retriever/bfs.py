@@ -235,6 +235,8 @@ class BFS:
                 # empty hop: nothing new, and no frontier for later hops
                 sizes.extend([0] * (self.hops - h - 1))
                 break
+            if h == self.hops - 1:
+                break  # the last hop's seen rows and frontier are never read
             seen = _sorted_unique(np.concatenate((seen, cand)))
             if self.unique:
                 pool_tids = _sorted_unique(np.concatenate((pool_tids, self.tid[cand])))

@@ -189,6 +189,11 @@ class BM25:
         return len(self.vocab)
 
     @cached_property
+    def group_nterms(self) -> np.ndarray:
+        """``int64[n_groups]``: number of distinct terms of each group."""
+        return np.diff(self.group_indptr)
+
+    @cached_property
     def doc_len(self) -> np.ndarray:
         """``int64[N]`` token count of every document."""
         return self.group_len[self.doc_group]
@@ -235,23 +240,44 @@ class BM25:
         docs = np.asarray(doc_ids, dtype=np.int64).reshape(-1)
         if docs.size and (docs.min() < 0 or docs.max() >= self.N):
             raise IndexError(f"document id out of range [0, {self.N})")
-        groups = self.doc_group[docs]
-        norm = self.group_norm[groups]
-        scores = np.zeros(docs.shape[0], dtype=np.float64)
-        k1_plus_1 = self.k1 + 1
-        for term in terms.tolist():
-            lo, hi = self.post_indptr[term], self.post_indptr[term + 1]
-            posting = self.post_groups[lo:hi]
-            if posting.shape[0] == 0:
-                continue
-            at = np.searchsorted(posting, groups)
-            at[at == posting.shape[0]] = 0
-            hit = posting[at] == groups
-            if not hit.any():
-                continue  # every contribution is +0.0
-            tf = np.where(hit, self.post_tf[lo:hi][at], 0).astype(np.float64)
-            scores += self.idf[term] * (tf * k1_plus_1 / (tf + norm))
-        return scores
+        return self.score_groups(terms, self.doc_group[docs])
+
+    def score_groups(self, terms: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """Scores of ``groups`` (distinct-triple ids, e.g. ``doc_group[rows]``; any order,
+        repeats allowed) for the ``int64`` term ids ``terms``, unchecked (see :meth:`score`).
+
+        The subset's own term slices are gathered once and matched against the
+        (few) query terms, so the cost follows the subset, not the posting
+        lists. Each term's contribution is the same float64 expression as in
+        :meth:`group_scores`, laid out as one row per query term (``+0.0`` where
+        the term is absent from a document, which adds nothing), and the rows
+        are added to ``0.0`` one at a time in query order (SPEC §2.2).
+        """
+        n = groups.shape[0]
+        scores = np.zeros(n, dtype=np.float64)
+        if n == 0 or terms.shape[0] == 0:
+            return scores
+        # distinct terms, sorted, and each query position's row among them (a term
+        # repeated in a caller-given list is added once per occurrence)
+        uniq = np.sort(terms)
+        slot = np.searchsorted(uniq, terms)  # repeats share their first sorted copy's row
+        lo = self.group_indptr[groups]
+        lengths = self.group_nterms[groups]
+        flat = _ranges(lo, lengths)
+        doc_terms = self.group_terms[flat]
+        at = np.searchsorted(uniq, doc_terms)
+        at[at == uniq.shape[0]] = 0
+        hit = np.flatnonzero(uniq[at] == doc_terms)
+        if hit.shape[0] == 0:
+            return scores  # every contribution is +0.0
+        which = at[hit]  # row (distinct term) of each matching (document, term) entry
+        owner = np.repeat(np.arange(n, dtype=np.int64), lengths)[hit]
+        tf = self.group_tf[flat[hit]].astype(np.float64)
+        contrib = np.zeros((uniq.shape[0], n), dtype=np.float64)
+        contrib[which, owner] = self.idf[uniq[which]] * (tf * (self.k1 + 1) / (tf + self.group_norm[groups[owner]]))
+        # add.accumulate is the running sum row by row, strictly in order:
+        # ((0.0 + c[0]) + c[1]) + ... (0.0 + c[0] == c[0] as contributions are >= +0.0)
+        return np.add.accumulate(contrib[slot], axis=0)[-1]
 
     def group_scores(self, query: str | np.ndarray | list[int]) -> np.ndarray:
         """Dense ``float64`` scores of every distinct ``(s, r, o)`` group (same arithmetic as :meth:`score`)."""
@@ -317,8 +343,10 @@ def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, n
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenated ``arange(starts[i], starts[i] + lengths[i])`` without a Python loop."""
-    total = int(lengths.sum())
+    if lengths.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    total = int(ends[-1])
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    offsets = np.cumsum(lengths) - lengths
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, lengths)
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)

@@ -14,7 +14,10 @@ Usable from a notebook::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
 from retriever.bfs import BFS, Expansion, whole_year
@@ -47,6 +50,24 @@ class RetrievalStats:
     hop_sizes: tuple[int, ...]
 
 
+#: Configuration keys that only change how a candidate pool is ranked and rendered
+#: (SPEC §2.5, and the query of §2.2): variants differing only in these share pools.
+RANKING_KEYS = frozenset({"k", "line_template", "tie_break", "homonym_order", "query_includes_t_query"})
+_NOT_RETRIEVAL = frozenset({"name", "description"})
+
+
+def pool_key(config: RetrieverConfig) -> tuple:
+    """Hashable key of what decides a question's anchor and candidate pool (SPEC §2.3-§2.4).
+
+    Two configurations with the same key give the same :meth:`Retriever.expand`
+    result for every question: every key except :data:`RANKING_KEYS` (and the
+    name and description) is part of it, so an unknown new key splits pools
+    rather than wrongly sharing them.
+    """
+    items = config.to_dict().items()
+    return tuple((key, repr(value)) for key, value in items if key not in RANKING_KEYS | _NOT_RETRIEVAL)
+
+
 def query_text(question: dict[str, Any], include_t_query: bool) -> str:
     """BM25 query (SPEC §2.2): the question, plus the query year when the option is on.
 
@@ -76,25 +97,60 @@ class Retriever:
         self.index = index
         self.config = config
         kg = index.kg
-        self.oracle = OracleAnchor(kg.entity_ids, kg.entity_index, index.entity_labels, ties=config.oracle_label_ties)
-        self.linker = (
-            LinkerAnchor(kg.entity_ids, index.entity_labels, match=config.linker_match, min_length=config.linker_min_length)
-            if config.anchor == "linker"
-            else None
-        )
         self.bfs = BFS(kg, index.incidence, hops=config.hops, caps=config.caps, temporal_filter=config.temporal_filter,
-                       cap_scope=config.cap_scope, cap_counts=config.cap_counts, tids=tids)
+                       cap_scope=config.cap_scope, cap_counts=config.cap_counts,
+                       # BM25's group of a row is a dense (s, r, o) id: no second sort of the KG
+                       tids=index.bm25.doc_group if tids is None else tids)
         self.ranker = Ranker(index, k=config.k, line_template=config.line_template,
                              tie_break=config.tie_break, homonym_order=config.homonym_order)
+
+    # the anchors are built on first use: a retriever that only ranks given pools
+    # (the diff sweep) never pays for the linker's automaton
+    @cached_property
+    def oracle(self) -> OracleAnchor:
+        """Oracle anchor resolver (SPEC §2.3)."""
+        kg = self.index.kg
+        return OracleAnchor(kg.entity_ids, kg.entity_index, self.index.entity_labels, ties=self.config.oracle_label_ties)
+
+    @cached_property
+    def linker(self) -> LinkerAnchor | None:
+        """Longest-substring linker (SPEC §2.3), ``None`` under the oracle anchor."""
+        config = self.config
+        if config.anchor != "linker":
+            return None
+        return LinkerAnchor(self.index.kg.entity_ids, self.index.entity_labels, match=config.linker_match,
+                            min_length=config.linker_min_length)
 
     def anchor(self, question: dict[str, Any]) -> Anchor:
         """The anchor of ``question`` under the configured anchor rule (SPEC §2.3)."""
         return self.oracle(question) if self.linker is None else self.linker(question)
 
     def expand(self, question: dict[str, Any], anchor: Anchor | None = None) -> Expansion:
-        """The candidate pool of ``question`` (SPEC §2.4)."""
+        """The candidate pool of ``question`` (SPEC §2.4).
+
+        It depends only on :func:`pool_key` of the configuration, so one pool can
+        be ranked under several ranking options with :meth:`rank`.
+        """
         anchor = self.anchor(question) if anchor is None else anchor
         return self.bfs.expand(anchor.index, _t_query(question))
+
+    def rank(self, question: dict[str, Any], pool: Expansion | np.ndarray) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``(evidence, cutoff_ties)`` of ``question`` for a given candidate pool (SPEC §2.5, §6.1).
+
+        Parameters
+        ----------
+        question:
+            The benchmark question (its text is the BM25 query, SPEC §2.2).
+        pool:
+            An :class:`~retriever.bfs.Expansion` (from :meth:`expand` of any
+            retriever with the same :func:`pool_key`) or deduplicated row ids in
+            pool order.
+        """
+        rows = pool.rows if isinstance(pool, Expansion) else np.asarray(pool, dtype=np.int64)
+        if not len(rows):
+            return [], []
+        terms = self.index.bm25.query_terms(query_text(question, self.config.query_includes_t_query))
+        return self.ranker.items(self.ranker.rank(terms, rows))
 
     def retrieve_with_stats(self, question: dict[str, Any]) -> tuple[dict[str, Any], RetrievalStats]:
         """The run record of ``question`` (SPEC §6.1) and its bookkeeping."""
@@ -103,11 +159,7 @@ class Retriever:
         anchor = gold if self.linker is None else self.linker(question)
         expansion = self.bfs.expand(anchor.index, t_query)
         rows = expansion.rows
-        evidence: list[dict[str, Any]] = []
-        ties: list[dict[str, Any]] = []
-        if len(rows):
-            terms = self.index.bm25.query_terms(query_text(question, self.config.query_includes_t_query))
-            evidence, ties = self.ranker.items(self.ranker.rank(terms, rows))
+        evidence, ties = self.rank(question, rows)
         record = {
             "id": question.get("id"),
             "split": question.get("split"),

@@ -24,6 +24,7 @@ that score plus these.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -101,27 +102,41 @@ class Ranker:
         if n == 0:
             empty = np.zeros(0, dtype=np.int64)
             return Ranked(empty, empty, np.zeros(0), {}, {})
-        scores = np.asarray(self.bm25.score(query_terms, rows), dtype=np.float64)
+        bm25 = self.bm25
+        terms = bm25.query_terms(query_terms) if isinstance(query_terms, str) else np.asarray(query_terms, dtype=np.int64)
+        scores = bm25.score_groups(terms.reshape(-1), bm25.doc_group[rows])
         k = self.k
         if n > k:
             threshold = np.partition(scores, n - k)[n - k]  # the k-th largest score
             pos = np.flatnonzero(scores >= threshold)
+            sel = rows[pos]
+            pos_list = pos.tolist()
+            sel_scores = scores[pos].tolist()
         else:
-            pos = np.arange(n)
+            sel = rows
+            pos_list = list(range(n))
+            sel_scores = scores.tolist()
         # one vectorized gather per column, then plain Python values
-        sel = rows[pos]
-        cols = zip(pos.tolist(), sel.tolist(), self.head[sel].tolist(), self.relation[sel].tolist(),
-                   self.tail[sel].tolist(), self.year[sel].tolist(), scores[pos].tolist(), strict=True)
-        info = {p: (row, h, r, t, y, sc, self._line(h, r, t, y)) for p, row, h, r, t, y, sc in cols}
-        cand = list(info)  # ascending pool position
+        heads, rels, tails, years = (self.head[sel].tolist(), self.relation[sel].tolist(),
+                                     self.tail[sel].tolist(), self.year[sel].tolist())
+        if self._default_template:
+            el, rl = self.entity_labels, self.relation_labels
+            lines = [f"{el[h]} | {rl[r]} | {el[t]} | {y}" for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
+        else:
+            lines = [self._line(h, r, t, y) for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
+        rows_list = sel.tolist()
+        info = {p: (row, h, r, t, y, sc, line) for p, row, h, r, t, y, sc, line in
+                zip(pos_list, rows_list, heads, rels, tails, years, sel_scores, lines, strict=True)}
+        # stable sorts from the last key to the first (pool position is the base order)
+        cand = list(zip(pos_list, rows_list, lines, sel_scores, strict=True))
         if self.by_edge_id:
-            cand.sort(key=lambda p: info[p][0])
+            cand.sort(key=itemgetter(1))
         if self.reverse_lex:
-            cand.sort(key=lambda p: info[p][6], reverse=True)
-        cand.sort(key=lambda p: info[p][5], reverse=True)
-        order = np.asarray(cand[:k], dtype=np.int64)
-        ties = np.asarray(cand[k:], dtype=np.int64)
-        return Ranked(order, ties, scores, {p: v[6] for p, v in info.items()}, info)
+            cand.sort(key=itemgetter(2), reverse=True)
+        cand.sort(key=itemgetter(3), reverse=True)
+        ranked = [c[0] for c in cand]
+        return Ranked(np.asarray(ranked[:k], dtype=np.int64), np.asarray(ranked[k:], dtype=np.int64), scores,
+                      dict(zip(pos_list, lines, strict=True)), info)
 
     def items(self, ranked: Ranked) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Evidence items and ``cutoff_ties`` items (SPEC §6.1) of a ranking."""

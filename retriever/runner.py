@@ -50,14 +50,14 @@ def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:
     return out
 
 
-def run_fingerprint(config: RetrieverConfig, inputs: dict[str, Any], split: str) -> str:
-    """sha256 over everything that decides the run file's bytes."""
+def run_fingerprint(config: RetrieverConfig, inputs: dict[str, Any], split: str, shard_size: int | None = None) -> str:
+    """sha256 over everything that decides the shards' bytes (default shard size: :data:`SHARD_SIZE`)."""
     payload = {
         "config": config.to_dict(),
         "inputs": {k: (None if v is None else v["sha256"]) for k, v in inputs.items()},
         "split": split,
         "version": _package_version(),
-        "shard_size": SHARD_SIZE,
+        "shard_size": SHARD_SIZE if shard_size is None else int(shard_size),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -74,15 +74,16 @@ def _shard_paths(parts: Path, fingerprint: str, i: int) -> tuple[Path, Path]:
     return parts / f"{base}.jsonl", parts / f"{base}.stats.json"
 
 
-def _shard_bounds(n: int) -> list[tuple[int, int]]:
-    return [(lo, min(lo + SHARD_SIZE, n)) for lo in range(0, n, SHARD_SIZE)]
+def _shard_bounds(n: int, size: int | None = None) -> list[tuple[int, int]]:
+    size = SHARD_SIZE if size is None else size
+    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
 
 
 def _compute_shard(i: int) -> int:
     """Retrieve one shard and write it (stats first: the records file marks completion)."""
     retriever = _STATE["retriever"]
     questions = _STATE["questions"]
-    lo, hi = _shard_bounds(len(questions))[i]
+    lo, hi = _shard_bounds(len(questions), _STATE.get("shard_size"))[i]
     lines = []
     stats = {"ids": [], "anchor_hit": [], "ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0,
              "with_evidence": 0, "no_anchor": 0}
@@ -125,7 +126,7 @@ def _init_worker(state: dict[str, Any]) -> None:  # pragma: no cover - spawn pla
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=state["cache_dir"])
     questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), state["split"])
     _STATE.update(retriever=Retriever(index, state["config"]), questions=questions,
-                  parts=state["parts"], fingerprint=state["fingerprint"])
+                  parts=state["parts"], fingerprint=state["fingerprint"], shard_size=state["shard_size"])
 
 
 def run_to_file(
@@ -137,6 +138,7 @@ def run_to_file(
     resume: bool = False,
     cache_dir: str | Path | None = None,
     show_progress: bool | None = None,
+    shard_size: int | None = None,
 ) -> dict[str, Any]:
     """Retrieve every question of ``split`` and write ``<name>.jsonl`` + ``<name>.meta.json``.
 
@@ -156,6 +158,9 @@ def run_to_file(
         Reuse complete shards of an interrupted run with the same fingerprint.
     cache_dir:
         Index cache directory (default: the per-user cache).
+    shard_size:
+        Questions per shard (default :data:`SHARD_SIZE`). The run file's bytes
+        do not depend on it; a resume reuses only shards of the same size.
 
     Returns
     -------
@@ -171,6 +176,9 @@ def run_to_file(
 
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1 (got {workers})")
+    shard_size = SHARD_SIZE if shard_size is None else int(shard_size)
+    if shard_size < 1:
+        raise ConfigError(f"--shard-size must be >= 1 (got {shard_size})")
     data.require("kg", "benchmark")
     t_start = time.perf_counter()
     out = Path(out_path) if out_path is not None else Path("tempbench-out") / "runs" / f"{config.name}.jsonl"
@@ -183,20 +191,21 @@ def run_to_file(
     questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), split)
     t_bench = time.perf_counter() - t0
     inputs = input_fingerprints(data)
-    fingerprint = run_fingerprint(config, inputs, split)
+    fingerprint = run_fingerprint(config, inputs, split, shard_size)
 
     parts = out.with_name(out.name + ".parts")
     if parts.exists() and not resume:
         shutil.rmtree(parts)
     parts.mkdir(parents=True, exist_ok=True)
-    bounds = _shard_bounds(len(questions))
+    bounds = _shard_bounds(len(questions), shard_size)
     ids = [q.get("id") for q in questions]
     todo = [i for i, (lo, hi) in enumerate(bounds) if not (resume and _shard_complete(parts, fingerprint, i, ids[lo:hi]))]
     reused = len(bounds) - len(todo)
 
     t0 = time.perf_counter()
     retriever = Retriever(index, config)
-    _STATE.update(retriever=retriever, questions=questions, parts=parts, fingerprint=fingerprint)
+    _STATE.update(retriever=retriever, questions=questions, parts=parts, fingerprint=fingerprint,
+                  shard_size=shard_size)
     t_setup = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
@@ -215,7 +224,7 @@ def run_to_file(
                 ctx = multiprocessing.get_context("spawn")
                 pool_args = {"initializer": _init_worker, "initargs": ({
                     "data": data, "cache_dir": cache, "split": split, "config": config,
-                    "parts": parts, "fingerprint": fingerprint},)}
+                    "parts": parts, "fingerprint": fingerprint, "shard_size": shard_size},)}
             with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
                 for _ in progress(pool.imap_unordered(_compute_shard, todo), total=len(todo), description=desc,
                                   enabled=show_progress):
@@ -275,6 +284,7 @@ def run_to_file(
         "workers": workers,
         "resumed_shards": reused,
         "shards": len(bounds),
+        "shard_size": shard_size,
     }
     write_meta(out, meta)
     shutil.rmtree(parts, ignore_errors=True)

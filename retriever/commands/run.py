@@ -23,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="reuse the finished shards of an interrupted run with the same config and inputs")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    parser.add_argument("--shard-size", type=int, default=None, metavar="N",
+                        help="questions per resumable shard (default 250; the run file does not depend on it)")
     add_data_arguments(parser)
 
 
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     data = data_from_args(args)
     out = Path(args.out) if args.out else Path("tempbench-out") / "runs" / f"{config.name}.jsonl"
     meta = run_to_file(config, data, split=args.split, out_path=out, workers=args.workers,
-                       resume=args.resume, cache_dir=args.cache_dir)
+                       resume=args.resume, cache_dir=args.cache_dir, shard_size=args.shard_size)
     counts, timings = meta["counts"], meta["timings"]
     print_table(
         f"tempbench run {config.name} ({args.split})",
