@@ -6,18 +6,39 @@ parameters. A function receives an :class:`AuditContext` (which loads the
 benchmark, flags, index, runs and scores lazily, once) and returns a
 :class:`Value` or raises :class:`NotComputable` with the reason.
 
-Definitions the card leaves open (our readings, also in ``data/README.md``):
+Definitions the card leaves open (our readings, also in ``data/README.md``;
+each alternative is a parameter and an ``alt.`` row of the claims file):
 
 - *answer year*: an answer (or any alias of a list answer) that is an integer
   literal, optionally followed by ``.0``; the leak holds when it equals
-  ``float(t_query)``.
+  ``float(t_query)`` (``check="numeric"``). Alternative ``check="prefix"``: the
+  card's own snippet, ``str(t_query).startswith(str(answer))``.
 - *text contains the query year*: the decimal year of a whole-number
-  ``t_query`` occurs in the question not adjacent to another digit.
+  ``t_query`` occurs in the question not adjacent to another digit
+  (``match="digits"``); alternatives ``"substring"`` (plain ``str(year) in
+  text``) and ``"token"`` (a ``\\w+`` token of the lowercased text).
+- *functional population*: the questions of the split whose flag is true; every
+  one of them is in the denominator of the stale / distractor rows (the card's
+  1,429 and 1,237 are flagged counts).
 - *replaced hop / replacement*: as in SPEC §3.3 (exactly one triple of
   ``S_star`` missing from the variant and one of the variant missing from
   ``S_star``, compared on ``s, r, o, t_start, t_end`` in the space both carry).
-- *BM25 of a triple*: the score of its KG document (any row with that
-  ``(s, r, o)``: the time is not indexed, SPEC §2.1) for the question text.
+  A flagged question where not exactly one triple differs is in the
+  denominator, in no BM25 outcome, and said so in the row's note; for validity
+  its differing variant triples are used (valid when any is).
+- *BM25 of a triple*: the index's BM25 (``N``, ``df``, ``avgdl`` of the KG) of
+  the document ``label(s) label(r) label(o)`` built from the triple's rendered
+  labels (ids rendered as the index renders them, SPEC §1.2), with the question
+  text as query (SPEC §2.2). For a triple that is a KG row this is that row's
+  document; a triple absent from the KG is still scored, never skipped.
+- *gold-anchor recall*: over the split's questions whose gold first-hop subject
+  resolves to an entity id as the oracle resolves it (SPEC §2.3), the share
+  whose linker anchor (from the ``nonoracle`` run) is that id; a question
+  missing from the run counts as a miss. Alternative ``over="all"``: every
+  question of the split in the denominator.
+- *released distractors*: every question of the release (all splits) whose
+  ``S_dist`` differs from ``S_star``; alternatives: the functional ones, or the
+  test split only.
 """
 
 from __future__ import annotations
@@ -238,8 +259,17 @@ def answer_years(answer: Any) -> list[int]:
     return years
 
 
-def tquery_is_answer(question: Mapping[str, Any]) -> bool:
-    """The leak test: an answer year equals ``float(t_query)``."""
+def tquery_is_answer(question: Mapping[str, Any], check: str = "numeric") -> bool:
+    """The leak test: ``t_query`` equals the answer year.
+
+    ``check="numeric"`` (default): an answer year (:func:`answer_years`) equals
+    ``float(t_query)``. ``check="prefix"``: the card's snippet,
+    ``str(t_query).startswith(str(answer))``.
+    """
+    if check == "prefix":
+        return str(question["t_query"]).startswith(str(question.get("answer")))
+    if check != "numeric":
+        raise ConfigError(f"unknown leak check {check!r} (expected numeric or prefix)")
     tq = float(question["t_query"])
     return any(float(y) == tq for y in answer_years(question.get("answer")))
 
@@ -249,32 +279,75 @@ def whole_year(tq: Any) -> int | None:
     return int(f) if f.is_integer() else None
 
 
-def text_has_year(text: str, year: int) -> bool:
-    """The decimal ``year`` occurs in ``text`` not adjacent to another digit."""
-    return re.search(rf"(?<!\d){year}(?!\d)", text) is not None
+def text_has_year(text: str, year: int, match: str = "digits") -> bool:
+    """Whether ``text`` contains the decimal ``year``.
+
+    ``match="digits"`` (default): not adjacent to another digit;
+    ``"substring"``: ``str(year) in text``; ``"token"``: one of the ``\\w+``
+    tokens of the lowercased text (SPEC §2.1 tokenizer) equals ``str(year)``.
+    """
+    if match == "digits":
+        return re.search(rf"(?<!\d){year}(?!\d)", text) is not None
+    if match == "substring":
+        return str(year) in text
+    if match == "token":
+        from retriever.tokenize import tokenize
+
+        return str(year) in tokenize(text)
+    raise ConfigError(f"unknown year match {match!r} (expected digits, substring or token)")
+
+
+def differing(question: Mapping[str, Any], variant: str) -> tuple[list[dict], list[dict]]:
+    """``(S_star triples missing from the variant, variant triples missing from S_star)``.
+
+    Compared on ``(s, r, o, t_start, t_end)`` as SPEC §3.3 (ids when every
+    triple of both lists carries them, else labels); both empty when the
+    variant is absent or the two lists share no key space. Each triple is a
+    dict with ``t_start``, ``t_end`` and the keys of every space it carries.
+    """
+    from eval.trp_ccr import _gold_triples
+
+    if question.get(variant) is None:
+        return [], []
+    star = _gold_triples(question, "S_star")
+    other = _gold_triples(question, variant)
+    spaces = set.intersection(*(set(t.keys) for t in star + other)) if star + other else set()
+    if not spaces:
+        return [], []
+    space = "id" if "id" in spaces else "label"
+    star_five = {t.five(space) for t in star}
+    other_five = {t.five(space) for t in other}
+    gone = [_as_dict(t) for t in star if t.five(space) not in other_five]
+    new = [_as_dict(t) for t in other if t.five(space) not in star_five]
+    return _dedup(gone), _dedup(new)
+
+
+def _as_dict(gt: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"t_start": gt.t_start, "t_end": gt.t_end}
+    for space, srot in gt.keys.items():
+        names = ("s_id", "r_id", "o_id") if space == "id" else ("s", "r", "o")
+        d.update(zip(names, srot, strict=True))
+    return d
+
+
+def _dedup(triples: list[dict]) -> list[dict]:
+    # A triple listed twice is one triple (SPEC §3.3 compares sets).
+    out: list[dict] = []
+    for t in triples:
+        if t not in out:
+            out.append(t)
+    return out
 
 
 def replacement_pair(question: Mapping[str, Any], variant: str) -> tuple[dict, dict] | None:
     """``(replaced gold hop, replacement)`` for ``S_stale``/``S_dist`` (SPEC §3.3), or ``None``.
 
-    Uses :func:`eval.negatives.replaced_pair` (ids preferred when both sides
-    carry them); ``None`` when not exactly one triple differs. Each triple is
-    returned as a dict with ``t_start``, ``t_end`` and the keys of every space
-    it carries.
+    ``None`` when not exactly one triple differs each way (see :func:`differing`).
     """
-    from eval.negatives import replaced_pair
-
-    pair = replaced_pair(question, variant, "id")
-    if pair is None:
+    gone, new = differing(question, variant)
+    if len(gone) != 1 or len(new) != 1:
         return None
-    out = []
-    for gt in pair:
-        d: dict[str, Any] = {"t_start": gt.t_start, "t_end": gt.t_end}
-        for space, srot in gt.keys.items():
-            names = ("s_id", "r_id", "o_id") if space == "id" else ("s", "r", "o")
-            d.update(zip(names, srot, strict=True))
-        out.append(d)
-    return out[0], out[1]
+    return gone[0], new[0]
 
 
 def valid_at(triple: Mapping[str, Any], tq: float) -> bool:
@@ -282,48 +355,40 @@ def valid_at(triple: Mapping[str, Any], tq: float) -> bool:
     return float(triple["t_start"]) <= tq <= float(triple["t_end"])
 
 
-class TripleDocs:
-    """Map a benchmark triple to the BM25 document of its ``(s, r, o)`` (any KG row).
+def triple_document(index: Any, triple: Mapping[str, Any]) -> str:
+    """``label(s) + " " + label(r) + " " + label(o)`` of a benchmark triple (SPEC §2.1).
 
-    Built once per audit with numpy: one int64 key per KG row.
+    Ids are rendered as the index renders them (raw id fallback, SPEC §1.2);
+    a label-only triple uses its labels as given.
     """
+    if all(k in triple for k in ("s_id", "r_id", "o_id")):
+        return " ".join(index.render(str(triple[k])) for k in ("s_id", "r_id", "o_id"))
+    return " ".join(str(triple[k]) for k in ("s", "r", "o"))
 
-    def __init__(self, index: Any) -> None:
-        import numpy as np
 
-        kg = index.kg
-        self.kg = kg
-        self.n_ent = max(kg.n_entities, 1)
-        self.n_rel = max(kg.n_relations, 1)
-        keys = (kg.head.astype(np.int64) * self.n_rel + kg.relation.astype(np.int64)) * self.n_ent + kg.tail.astype(np.int64)
-        self.keys, self.rows = np.unique(keys, return_index=True)
-        # Label -> first entity / relation in load order (as the oracle's fallback).
-        self.ent_by_label: dict[str, int] = {}
-        for i, lab in enumerate(index.entity_labels):
-            self.ent_by_label.setdefault(lab, i)
-        self.rel_by_label: dict[str, int] = {}
-        for i, lab in enumerate(index.relation_labels):
-            self.rel_by_label.setdefault(lab, i)
+def bm25_text_score(bm25: Any, query: str, document: str) -> float:
+    """BM25 of ``query`` against a document given by its text, with the index's statistics.
 
-    def row_of(self, triple: Mapping[str, Any]) -> int | None:
-        """A KG row with the triple's ``(s, r, o)``, or ``None`` when the KG has none."""
-        import numpy as np
+    ``score = 0.0 + sum over t in dedup(tokens(query)) present in the corpus:
+    idf(t) * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))`` in
+    float64 and in that operation order (SPEC §2.2), ``tf`` and ``dl`` counted
+    on ``tokenize(document)``; for the text of a KG row this equals
+    ``bm25.score(query, [row])`` bit for bit.
+    """
+    from collections import Counter
 
-        if all(k in triple for k in ("s_id", "r_id", "o_id")):
-            h = self.kg.entity_index.get(str(triple["s_id"]))
-            r = self.kg.relation_index.get(str(triple["r_id"]))
-            t = self.kg.entity_index.get(str(triple["o_id"]))
-        else:
-            h = self.ent_by_label.get(str(triple["s"]))
-            r = self.rel_by_label.get(str(triple["r"]))
-            t = self.ent_by_label.get(str(triple["o"]))
-        if h is None or r is None or t is None:
-            return None
-        key = (h * self.n_rel + r) * self.n_ent + t
-        pos = int(np.searchsorted(self.keys, key))
-        if pos < len(self.keys) and int(self.keys[pos]) == key:
-            return int(self.rows[pos])
-        return None
+    from retriever.tokenize import tokenize
+
+    tokens = tokenize(document)
+    tf = Counter(tokens)
+    dl = len(tokens)
+    k1, b = bm25.k1, bm25.b
+    norm = k1 * (1 - b + b * dl / bm25.avgdl)
+    total = 0.0
+    for term in bm25.query_terms(query).tolist():
+        f = tf.get(bm25.vocab[term], 0)
+        total += float(bm25.idf[term]) * (f * (k1 + 1) / (f + norm))
+    return total
 
 
 # --------------------------------------------------------------------------- computations
@@ -351,16 +416,18 @@ def _operator_set(ctx: AuditContext, operator: str) -> list[dict[str, Any]]:
     return [q for q in ctx.questions if q.get("operator_type") == operator]
 
 
-def leak_interval_count(ctx: AuditContext) -> Value:
+def leak_interval_count(ctx: AuditContext, check: str = "numeric") -> Value:
+    """Interval questions (all splits) whose ``t_query`` is the answer year, of all interval questions."""
     qs = _operator_set(ctx, "interval")
-    return Value(sum(tquery_is_answer(q) for q in qs), of=len(qs))
+    return Value(sum(tquery_is_answer(q, check) for q in qs), of=len(qs))
 
 
-def leak_rate(ctx: AuditContext, operator: str) -> Value:
+def leak_rate(ctx: AuditContext, operator: str, check: str = "numeric") -> Value:
+    """Share of the operator's questions (all splits; ``other`` = not interval) with the leak."""
     qs = _operator_set(ctx, operator)
     if not qs:
         raise NotComputable(f"no {operator} questions")
-    hits = sum(tquery_is_answer(q) for q in qs)
+    hits = sum(tquery_is_answer(q, check) for q in qs)
     return Value(hits / len(qs), note=f"{hits} of {len(qs)}")
 
 
@@ -370,89 +437,110 @@ def _share(n: int, of: int, what: str) -> Value:
     return Value(n / of, note=f"{n} of {of}")
 
 
-def text_contains_year(ctx: AuditContext, share: bool = False) -> Value:
+def text_contains_year(ctx: AuditContext, share: bool = False, match: str = "digits") -> Value:
+    """Interval questions (all splits) whose text contains the year of ``t_query`` (:func:`text_has_year`)."""
     qs = _operator_set(ctx, "interval")
     n = 0
     for q in qs:
         year = whole_year(q["t_query"])
-        if year is not None and text_has_year(str(q.get("question", "")), year):
+        if year is not None and text_has_year(str(q.get("question", "")), year, match):
             n += 1
     return _share(n, len(qs), "interval questions") if share else Value(n, of=len(qs))
 
 
-def _functional_pairs(ctx: AuditContext, split: str, variant: str, flag: str) -> tuple[list[tuple[dict, dict, dict]], int]:
-    """Evaluable ``(question, replaced hop, replacement)`` of flagged questions, and the flagged count."""
+def _flagged(ctx: AuditContext, split: str, flag: str) -> list[dict[str, Any]]:
+    """The split's questions whose functional flag ``flag`` is true (file order)."""
     flags = ctx.require_flags()
-    pairs = []
-    flagged = 0
-    for q in ctx.split_questions(split):
-        if not flags.get(q["id"], {}).get(flag, False):
-            continue
-        flagged += 1
+    return [q for q in ctx.split_questions(split) if flags.get(q["id"], {}).get(flag, False)]
+
+
+def _evaluable(questions: list[dict[str, Any]], variant: str) -> list[tuple[dict, dict, dict]]:
+    """``(question, replaced hop, replacement)`` of the questions with exactly one differing triple."""
+    out = []
+    for q in questions:
         pair = replacement_pair(q, variant)
         if pair is not None:
-            pairs.append((q, pair[0], pair[1]))
-    return pairs, flagged
+            out.append((q, pair[0], pair[1]))
+    return out
 
 
-def _evaluable_note(pairs: list, flagged: int) -> str | None:
-    return None if len(pairs) == flagged else f"{flagged - len(pairs)} flagged question(s) not evaluable (not exactly one triple differs)"
+def _not_evaluable_note(n_pairs: int, flagged: int) -> str | None:
+    missing = flagged - n_pairs
+    if not missing:
+        return None
+    return f"{missing} flagged question(s) without exactly one differing triple (in the denominator, in no outcome)"
 
 
 def stale_functional(ctx: AuditContext, split: str) -> Value:
-    pairs, flagged = _functional_pairs(ctx, split, "S_stale", "stale_functional")
-    return Value(flagged, note=_evaluable_note(pairs, flagged))
+    """Questions of the split flagged ``stale_functional``."""
+    flagged = _flagged(ctx, split, "stale_functional")
+    return Value(len(flagged), note=_not_evaluable_note(len(_evaluable(flagged, "S_stale")), len(flagged)))
+
+
+def _variant_valid(question: Mapping[str, Any], variant: str) -> bool | None:
+    """Whether a differing variant triple is valid at ``t_query`` (``None``: nothing differs)."""
+    _, new = differing(question, variant)
+    if not new:
+        return None
+    tq = float(question["t_query"])
+    return any(valid_at(t, tq) for t in new)
 
 
 def stale_valid(ctx: AuditContext, split: str, share: bool = False) -> Value:
-    pairs, flagged = _functional_pairs(ctx, split, "S_stale", "stale_functional")
-    n = sum(valid_at(new, float(q["t_query"])) for q, _, new in pairs)
+    """Flagged-functional stale negatives valid at ``t_query``, of every flagged question."""
+    flagged = _flagged(ctx, split, "stale_functional")
+    states = [_variant_valid(q, "S_stale") for q in flagged]
+    n = sum(s is True for s in states)
+    empty = sum(s is None for s in states)
+    note = f"{empty} flagged question(s) whose S_stale equals S_star" if empty else None
     if share:
-        return _share(n, len(pairs), "evaluable functional stale pairs")
-    return Value(n, of=len(pairs), note=_evaluable_note(pairs, flagged))
+        return _share(n, len(flagged), "functional stale questions")
+    return Value(n, of=len(flagged), note=note)
 
 
-def _pair_scores(ctx: AuditContext, pairs: list[tuple[dict, dict, dict]]) -> tuple[list[tuple[float, float]], int]:
-    """BM25 (question text) of the gold hop and its replacement; pairs outside the KG are skipped."""
-    docs = TripleDocs(ctx.index)
+def _pair_scores(ctx: AuditContext, pairs: list[tuple[dict, dict, dict]]) -> list[tuple[float, float]]:
+    """BM25 (query = question text) of the gold hop's and the replacement's documents."""
+    index = ctx.index
     out = []
-    skipped = 0
     for q, gold, new in pairs:
-        rg, rn = docs.row_of(gold), docs.row_of(new)
-        if rg is None or rn is None:
-            skipped += 1
-            continue
-        scores = ctx.index.bm25.score(str(q.get("question", "")), [rg, rn])
-        out.append((float(scores[0]), float(scores[1])))
-    return out, skipped
+        text = str(q.get("question", ""))
+        out.append((bm25_text_score(index.bm25, text, triple_document(index, gold)),
+                    bm25_text_score(index.bm25, text, triple_document(index, new))))
+    return out
 
 
 def stale_ties(ctx: AuditContext, split: str, share: bool = False) -> Value:
-    pairs, _ = _functional_pairs(ctx, split, "S_stale", "stale_functional")
-    scored, skipped = _pair_scores(ctx, pairs)
-    note = f"{skipped} pair(s) with a triple not in the KG skipped" if skipped else None
+    """Flagged-functional stale pairs whose gold hop and replacement tie exactly, of every flagged question."""
+    flagged = _flagged(ctx, split, "stale_functional")
+    scored = _pair_scores(ctx, _evaluable(flagged, "S_stale"))
     ties = sum(g == s for g, s in scored)
     if share:
-        return _share(ties, len(scored), "scorable functional stale pairs")
-    return Value(ties, of=len(scored), note=note)
+        return _share(ties, len(flagged), "functional stale questions")
+    return Value(ties, of=len(flagged), note=_not_evaluable_note(len(scored), len(flagged)))
 
 
 def dist_compare(ctx: AuditContext, split: str, outcome: str) -> Value:
-    pairs, _ = _functional_pairs(ctx, split, "S_dist", "dist_functional")
-    scored, skipped = _pair_scores(ctx, pairs)
-    note = f"{skipped} pair(s) with a triple not in the KG skipped" if skipped else None
-    n = len(scored)
+    """BM25 gold hop vs distractor over the flagged-functional questions of the split.
+
+    ``pairs`` is the number of flagged questions; ``higher``/``lower``/``tie``
+    count the evaluable pairs by outcome and their ``*_share`` divides by
+    ``pairs``; ``wins_nonties = higher / (higher + lower)``.
+    """
+    flagged = _flagged(ctx, split, "dist_functional")
+    scored = _pair_scores(ctx, _evaluable(flagged, "S_dist"))
+    note = _not_evaluable_note(len(scored), len(flagged))
+    n = len(flagged)
     higher = sum(g > d for g, d in scored)
     lower = sum(g < d for g, d in scored)
-    tie = n - higher - lower
+    tie = sum(g == d for g, d in scored)
     if outcome == "pairs":
         return Value(n, note=note)
     counts = {"higher": higher, "lower": lower, "tie": tie}
     if outcome in counts:
         return Value(counts[outcome], of=n, note=note)
-    if outcome.endswith("_share"):
+    if outcome.endswith("_share") and outcome.removesuffix("_share") in counts:
         if n == 0:
-            raise NotComputable("no evaluable functional distractor pairs")
+            raise NotComputable("no functional distractor questions")
         return Value(counts[outcome.removesuffix("_share")] / n, note=note)
     if outcome == "wins_nonties":
         if higher + lower == 0:
@@ -461,29 +549,53 @@ def dist_compare(ctx: AuditContext, split: str, outcome: str) -> Value:
     raise ConfigError(f"dist_compare: unknown outcome {outcome!r}")
 
 
-def dist_invalid(ctx: AuditContext, split: str) -> Value:
-    pairs, flagged = _functional_pairs(ctx, split, "S_dist", "dist_functional")
-    if not pairs:
-        raise NotComputable("no evaluable functional distractor pairs")
-    invalid = sum(not valid_at(new, float(q["t_query"])) for q, _, new in pairs)
-    return Value(invalid / len(pairs), note=f"{invalid} of {len(pairs)}")
+def dist_invalid(ctx: AuditContext, split: str = "all", functional: bool = False) -> Value:
+    """Share of released distractors invalid at ``t_query``.
+
+    Population: the questions of ``split`` (``all`` = every split) whose
+    ``S_dist`` differs from ``S_star``, restricted to ``dist_functional`` ones
+    when ``functional``; a question's distractor is invalid when no differing
+    ``S_dist`` triple is valid at its ``t_query``.
+    """
+    qs = _flagged(ctx, split, "dist_functional") if functional else ctx.split_questions(split)
+    states = [s for s in (_variant_valid(q, "S_dist") for q in qs) if s is not None]
+    if not states:
+        raise NotComputable(f"no distractors in the {split} split{' (functional)' if functional else ''}")
+    invalid = sum(not s for s in states)
+    skipped = len(qs) - len(states)
+    note = f"{invalid} of {len(states)}" + (f"; {skipped} question(s) whose S_dist equals S_star left out" if skipped else "")
+    return Value(invalid / len(states), note=note)
 
 
 def bm25_documents(ctx: AuditContext) -> Value:
     return Value(int(ctx.index.bm25.N))
 
 
-def anchor_recall(ctx: AuditContext, config: str, gold: str) -> Value:
-    linked, oracle = ctx.run(config), ctx.run(gold)
+def anchor_recall(ctx: AuditContext, config: str = "nonoracle", over: str = "resolved") -> Value:
+    """Share of the split's questions whose linker anchor is the gold first-hop subject's id.
+
+    The gold id is ``S_star[0]`` resolved as the oracle resolves it (SPEC
+    §2.3); the linker's anchor is the ``anchor.id`` of ``config``'s run record
+    (a question missing from the run is a miss). ``over="resolved"``: questions
+    with a gold id; ``over="all"``: every question of the split.
+    """
+    from retriever.anchors import OracleAnchor
+
+    if over not in ("resolved", "all"):
+        raise ConfigError(f"anchor_recall: unknown over {over!r} (expected resolved or all)")
+    linked = ctx.run(config)
+    kg = ctx.index.kg
+    oracle = OracleAnchor(kg.entity_ids, kg.entity_index, ctx.index.entity_labels)
     n = hit = 0
-    for qid, rec in oracle.items():
-        gold_id = (rec.get("anchor") or {}).get("id")
-        if gold_id is None or qid not in linked:
+    for q in ctx.split_questions(ctx.split):
+        gold_id = oracle.gold_subject(q).id
+        if gold_id is None and over == "resolved":
             continue
         n += 1
-        hit += (linked[qid].get("anchor") or {}).get("id") == gold_id
+        rec = linked.get(q["id"]) or {}
+        hit += gold_id is not None and (rec.get("anchor") or {}).get("id") == gold_id
     if n == 0:
-        raise NotComputable("no question with a gold anchor in the runs")
+        raise NotComputable("no question with a gold anchor in the split")
     return Value(hit / n, note=f"{hit} of {n}")
 
 

@@ -20,6 +20,7 @@ def progress(items: Iterable[T], total: int | None = None, description: str = ""
     if not enabled:
         yield from items
         return
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -36,7 +37,9 @@ def progress(items: Iterable[T], total: int | None = None, description: str = ""
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, transient=True) as bar:
+    # The bar belongs on stderr with the other status messages: stdout may be a
+    # pipe or a file holding the tables, and rich's default console is stdout.
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task(description, total=total)
         for item in items:
             yield item

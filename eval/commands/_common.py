@@ -14,7 +14,8 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     from retriever.paths import add_data_arguments
 
     parser.add_argument("--split", choices=("train", "dev", "test"), help="score every benchmark question of this split; "
-                        "questions absent from the run count as empty retrievals (SPEC §3.2)")
+                        "questions absent from the run count as empty retrievals (SPEC §3.2) "
+                        "(default: exactly the questions in the run)")
     parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")
     parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates for the 95%% intervals (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")

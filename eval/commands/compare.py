@@ -86,4 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print_table(f"by {field}", cols, rows)
     if args.json:
         write_json(args.json, result)
+        from retriever.console import info
+
+        info(f"wrote {args.json}")
     return 0

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rerun the retriever over the SPEC §2 decision options and rank them by exact-match share")
     parser.add_argument("--config", metavar="NAME|FILE",
                         help="configuration of RUN (default: from RUN's .meta.json); the sweep starts from it")
-    parser.add_argument("--space", choices=("auto", "id", "label", "line"), default="auto",
+    parser.add_argument("--space", "--key", dest="space", choices=("auto", "id", "label", "line"), default="auto",
                         help="compare items by ids, labels or rendered lines (default auto: ids when both sides have them)")
     parser.add_argument("--show", type=int, default=10, metavar="N", help="questions shown in detail (default 10)")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (for --sweep)")
@@ -129,6 +129,17 @@ def run(args: argparse.Namespace) -> int:
             info("the run's question ids are not all in the benchmark: metric deltas skipped (give --data)")
             questions = None
     result = compare(run_records, baseline, questions, flags, config=None if config is None else config.name, space=args.space)
+    summ = result.get("summary") or {}
+    if summ.get("run_questions") and summ.get("baseline_questions") and not summ.get("common_questions"):
+        # Two files about different question sets (another dataset, another
+        # split) are a mistake, not a diff: say so rather than list every id.
+        from eval.errors import RunMismatchError
+
+        run_ids = sorted(str(q) for q in run_records)
+        raise RunMismatchError(
+            f"{args.run} and {args.baseline} have no question in common ({summ['run_questions']:,} vs "
+            f"{summ['baseline_questions']:,} questions, e.g. {run_ids[0]!r} only in the run); "
+            "were they made on the same benchmark and split?")
     result["run"] = str(run_path)
     if args.sweep:
         if not isinstance(baseline, EvidenceBaseline):

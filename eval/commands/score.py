@@ -16,7 +16,7 @@ from eval.commands._common import add_scoring_arguments, check_boot, ci_text, lo
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN.jsonl", help="run file or evidence JSONL")
-    parser.add_argument("--json", metavar="OUT", help="write the scores as one JSON object (SPEC §6.2)")
+    parser.add_argument("--json", metavar="OUT", help="also write the scores as one JSON object (SPEC §6.2)")
     parser.add_argument("--predictions", metavar="P", help="predictions JSONL (id, prediction) to add answer EM/F1 (SPEC §3.6)")
     parser.add_argument("--t-query-hidden", action="store_true",
                         help="the generator never saw t_query: do not flag interval EM as leak-contaminated")
@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from eval.runs import read_predictions, read_run
     from eval.scoring import evaluate, to_json
     from retriever.atomic import write_json
+    from retriever.console import info
 
     check_boot(args)
     questions, flags, _ = load_inputs(args)
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     print_report(result, title=args.run)
     if args.json:
         write_json(args.json, result)
+        info(f"wrote {args.json}")
     return 0
 
 

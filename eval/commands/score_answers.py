@@ -74,4 +74,5 @@ def run(args: argparse.Namespace) -> int:
         info("note: interval-slice EM is leak-contaminated (t_query equals the answer year and was exposed)")
     if args.json:
         write_json(args.json, report)
+        info(f"wrote {args.json}")
     return 0

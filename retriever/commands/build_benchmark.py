@@ -18,8 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kg", metavar="CSV", required=True, help="TGB edge list (ts,head,tail,relation_type)")
     parser.add_argument("--labels", metavar="FILE", help="labels TSV or JSON (ids without a label render as the id)")
     parser.add_argument("--out", metavar="DIR", required=True, help="output data root; files go to DIR/benchmark/")
-    parser.add_argument("--target-n", type=int, default=10000, help="number of questions (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=42, help="random seed (default %(default)s)")
+    parser.add_argument("--target-n", type=int, default=10000, metavar="N", help="number of questions (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=42, metavar="N", help="random seed (default %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:

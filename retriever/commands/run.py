@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
                         help="benchmark split to run (default: test)")
     parser.add_argument("--out", metavar="PATH.jsonl",
-                        help="run file (default: tempbench-out/runs/<name>.jsonl); <name>.meta.json goes beside it")
+                        help="run file (default: tempbench-out/runs/<name>.jsonl, with the --set overrides appended to <name> "
+                             "so an ablation never overwrites the shipped configuration's run); <name>.meta.json goes beside it")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="worker processes (output is byte-identical for any N; default 1)")
     parser.add_argument("--resume", action="store_true",
@@ -26,6 +27,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard-size", type=int, default=None, metavar="N",
                         help="questions per resumable shard (default 250; the run file does not depend on it)")
     add_data_arguments(parser)
+
+
+def default_run_name(name: str, overrides: list[str]) -> str:
+    """File stem of the default run file: the config name plus its ``--set`` overrides.
+
+    Without this, ``run --config oracle --set k=5`` would silently replace
+    ``tempbench-out/runs/oracle.jsonl``, the run that ``reproduce`` and
+    ``audit --runs`` read as the shipped oracle configuration.
+    """
+    import re
+
+    parts = [re.sub(r"[^\w.=-]+", "_", item.replace(" ", "")).strip("_") for item in overrides]
+    return "+".join([name, *(p for p in parts if p)])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, args.set)
     data = data_from_args(args)
-    out = Path(args.out) if args.out else Path("tempbench-out") / "runs" / f"{config.name}.jsonl"
+    out = Path(args.out) if args.out else Path("tempbench-out") / "runs" / f"{default_run_name(config.name, args.set)}.jsonl"
     meta = run_to_file(config, data, split=args.split, out_path=out, workers=args.workers,
                        resume=args.resume, cache_dir=args.cache_dir, shard_size=args.shard_size)
     counts, timings = meta["counts"], meta["timings"]
