@@ -755,3 +755,16 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
 
 
 AUDIT_COLUMNS = ("claim", "paper", "reproduced", "delta", "verdict")
+
+
+def verdict_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """``{verdict: count}`` over the headline claims, sorted by verdict.
+
+    Alternative readings (``section`` ending in ``-alt``) are shown in the table
+    but left out of the count, so each claim of SPEC §4 is counted once.
+    """
+    counts: dict[str, int] = {}
+    for r in rows:
+        if not str(r.get("section", "")).endswith("-alt"):
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return dict(sorted(counts.items()))

@@ -356,9 +356,9 @@ def write_report(
                   _md_table(["config", "metric", "observed", "expected", "min", "max", "bias"], tie_rows), ""]
         image("ties", "tie-aware ranges")
     if audit_rows:
-        counts: dict[str, int] = {}
-        for r in audit_rows:
-            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        from eval.audit import verdict_counts
+
+        counts = verdict_counts(audit_rows)
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         lines += ["## Audit of the card's claims (SPEC §4)", "",
                   f"Verdicts: {summary}. Tolerances: `configs/paper_numbers.toml`. On data other than the real "

@@ -29,9 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def audit_document(ctx: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON written by ``--json`` and by ``tempbench reproduce`` (``audit.json``)."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    from eval.audit import verdict_counts
+
+    counts = verdict_counts(rows)
     return {
         "data": None if ctx.data.root is None else str(ctx.data.root),
         "split": ctx.split,
@@ -43,13 +43,11 @@ def audit_document(ctx: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def print_audit(rows: list[dict[str, Any]], title: str) -> None:
     """The audit table on stdout and a one-line verdict count on stderr."""
-    from eval.audit import AUDIT_COLUMNS, table_rows
+    from eval.audit import AUDIT_COLUMNS, table_rows, verdict_counts
     from retriever.console import info, print_table
 
     print_table(title, AUDIT_COLUMNS, table_rows(rows))
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    counts = verdict_counts(rows)
     info("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 

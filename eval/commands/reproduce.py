@@ -146,9 +146,9 @@ def run(args: argparse.Namespace) -> int:
 
     cols, rows = headline_rows(scores, compact=True)
     print_table(f"TempBench reproduction ({args.split} split)", cols, rows)
-    counts: dict[str, int] = {}
-    for r in audit_rows:
-        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    from eval.audit import verdict_counts
+
+    counts = verdict_counts(audit_rows)
     generated = data.root is not None and (Path(data.root) / "MANIFEST.json").exists()
     info("audit of the card's claims (SPEC §4): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
          + (" (generated data: FAIL is expected where a value depends on the real release)" if generated else ""))
