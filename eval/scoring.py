@@ -57,13 +57,13 @@ def select(
     if split is None:
         chosen = [by_id[qid] for qid in run]
         return chosen, [run[q["id"]] for q in chosen], 0, 0
-    chosen = [q for q in questions if q.get("split") == split]
+    chosen = list(questions) if split == "all" else [q for q in questions if q.get("split") == split]
     if not chosen:
         splits = sorted({str(q.get("split")) for q in questions})
         raise RunMismatchError(f"no benchmark question has split {split!r} (splits: {', '.join(splits)})")
     records = [run.get(q["id"]) for q in chosen]
     missing = sum(1 for r in records if r is None)
-    outside = sum(1 for qid in run if by_id[qid].get("split") != split)
+    outside = 0 if split == "all" else sum(1 for qid in run if by_id[qid].get("split") != split)
     return chosen, records, missing, outside
 
 

@@ -18,6 +18,7 @@ import json
 import multiprocessing
 import platform
 import shutil
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,13 @@ def _shard_complete(parts: Path, fingerprint: str, i: int, ids: list[Any]) -> bo
     return stats.get("ids") == ids and n_lines == len(ids)
 
 
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it stops the pool and exits 130)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _init_worker(state: dict[str, Any]) -> None:  # pragma: no cover - spawn platforms only
+    _ignore_sigint()
     from retriever.benchmark import load_benchmark
     from retriever.index import load_index
     from retriever.pipeline import Retriever
@@ -219,7 +226,7 @@ def run_to_file(
             if "fork" in methods:
                 # children inherit _STATE (index arrays shared copy-on-write)
                 ctx = multiprocessing.get_context("fork")
-                pool_args: dict[str, Any] = {}
+                pool_args: dict[str, Any] = {"initializer": _ignore_sigint}
             else:  # pragma: no cover - non-POSIX
                 ctx = multiprocessing.get_context("spawn")
                 pool_args = {"initializer": _init_worker, "initargs": ({

@@ -159,3 +159,21 @@ def test_help_states_defaults_and_aliases(command: str, expected: str, capsys: p
     code, out, _ = _main([command, "--help"], capsys)
     assert code == 0
     assert expected in " ".join(out.split())
+
+
+def test_split_all_scores_every_benchmark_question() -> None:
+    """``--split all``: every question of every split; absent ones count as empty (SPEC §3.2)."""
+    from eval.scoring import select
+
+    questions = [{"id": "a", "split": "train"}, {"id": "b", "split": "test"}, {"id": "c", "split": "dev"}]
+    run = {"b": {"id": "b", "evidence": []}}
+    chosen, records, missing, outside = select(run, questions, "all")
+    assert [q["id"] for q in chosen] == ["a", "b", "c"]
+    assert records == [None, run["b"], None] and missing == 2 and outside == 0
+
+
+def test_audit_runs_directory_must_exist(tmp_path, capsys) -> None:
+    from retriever.cli import main
+
+    assert main(["audit", "--runs", str(tmp_path / "nope")]) == 2
+    assert "--runs directory not found" in capsys.readouterr().err

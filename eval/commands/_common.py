@@ -13,7 +13,7 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``score`` and ``compare``."""
     from retriever.paths import add_data_arguments
 
-    parser.add_argument("--split", choices=("train", "dev", "test"), help="score every benchmark question of this split; "
+    parser.add_argument("--split", choices=("train", "dev", "test", "all"), help="score every benchmark question of this split; "
                         "questions absent from the run count as empty retrievals (SPEC §3.2) "
                         "(default: exactly the questions in the run)")
     parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")

@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     if args.claim and not any(c.id.startswith(s) for c in claims for s in args.claim):
         raise ConfigError(f"--claim {' '.join(args.claim)} matches no claim (ids: {', '.join(c.id for c in claims)})")
     data = data_from_args(args)
+    if args.runs is not None and not Path(args.runs).is_dir():
+        from retriever.errors import MissingDataError
+
+        raise MissingDataError(f"--runs directory not found: {args.runs}")
     ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir)
     rows = run_audit(ctx, claims, tolerances, select=args.claim)
     where = "generated sample" if data.root is None else str(data.root)

@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from retriever.paths import add_data_arguments
 
     parser.add_argument("predictions", metavar="PRED.jsonl", help="JSONL with id and prediction")
-    parser.add_argument("--split", choices=("train", "dev", "test"),
+    parser.add_argument("--split", choices=("train", "dev", "test", "all"),
                         help="score every question of this split (missing predictions score 0); default: the predicted questions")
     parser.add_argument("--json", metavar="OUT", help="write the answers object as JSON")
     parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates (default 1000)")
@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     unknown = [qid for qid in predictions if qid not in by_id]
     if unknown:
         raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
-    chosen = [q for q in questions if q["split"] == args.split] if args.split else [by_id[qid] for qid in predictions]
+    if args.split == "all":
+        chosen = list(questions)
+    else:
+        chosen = [q for q in questions if q["split"] == args.split] if args.split else [by_id[qid] for qid in predictions]
     rows = answer_rows(chosen, predictions)
     report = answers_report(rows, t_query_exposed=not args.t_query_hidden)
     em = np.array([r["em"] for r in rows], dtype=float)
