@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sample_checks import check_root
+from sample_checks import check_root, read_jsonl, read_kg
 
 from retriever.sample.builder import build_benchmark
 
@@ -205,3 +205,42 @@ def test_random_kgs_keep_every_invariant(tmp_path_factory, rows, unlabeled, seed
         assert bench.labelled
     root = _write_root(tmp_path_factory.mktemp("rand"), kg_rows, labels, bench)
     check_root(root)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(2000, 2003), st.integers(0, 6), st.integers(0, 6), st.integers(0, 2)),
+                     min_size=1, max_size=40))
+def test_kg_view_neighbourhoods_match_a_slow_loop(rows) -> None:
+    from retriever.sample.builder import _KGView
+
+    head = np.array([h for _, h, _, _ in rows], dtype=np.int64)
+    tail = np.array([t for _, _, t, _ in rows], dtype=np.int64)
+    rel = np.array([r for _, _, _, r in rows], dtype=np.int64)
+    year = np.array([y for y, _, _, _ in rows], dtype=np.int64)
+    kg = _KGView(head, tail, rel, year)
+
+    def incident(e, y=None):
+        # a self-loop is incident twice, as both of its ends are e
+        return [(j, other) for j, (yy, h, t, _) in enumerate(rows) if y is None or yy == y
+                for end, other in ((h, t), (t, h)) if end == e]
+
+    def degree(e, y=None):
+        return len(incident(e, y))
+
+    for i, (y, h, _, _) in enumerate(rows):
+        assert kg.head_degree[i] == degree(h)
+        assert kg.head_year_pool[i] == degree(h, y) + sum(degree(o, y) for _, o in incident(h, y))
+        assert kg.head_footprint[i] == degree(h) + sum(degree(o) for _, o in incident(h))
+
+
+def test_interval_chains_are_facts_that_began_that_year(small_sample: Path) -> None:
+    # "in which year did ... begin": every gold hop is its fact's first KG year
+    first_year: dict[tuple[str, str, str], int] = {}
+    for key_s, key_r, key_o, y in read_kg(small_sample):
+        key = (key_s, key_r, key_o)
+        first_year[key] = min(y, first_year.get(key, y))
+    recs = [r for r in read_jsonl(small_sample / "benchmark" / "benchmark.jsonl") if r["operator_type"] == "interval"]
+    assert recs
+    for rec in recs:
+        for hop in rec["S_star"]:
+            assert first_year[(hop["s_id"], hop["r_id"], hop["o_id"])] == rec["t_query"]

@@ -182,3 +182,48 @@ def test_unknown_scale_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         generate_sample(tmp_path / "x", "huge", 1)
     assert not (tmp_path / "x").exists()
+
+
+def test_person_names_vary_in_length() -> None:
+    # people are most of the entities: if their labels all had one length, BM25
+    # would tie every gold/distractor pair of people on document length alone
+    import re
+    from collections import Counter
+
+    import numpy as np
+
+    from retriever.sample import names
+
+    people = names.person_names(np.random.default_rng(3), 4000)
+    lengths = Counter(len(re.findall(r"\w+", p)) for p in people)
+    assert set(lengths) >= {1, 2, 3, 4, 5}
+    assert max(lengths.values()) / len(people) < 0.5
+    # chance that two random people have labels of the same length
+    assert sum((c / len(people)) ** 2 for c in lengths.values()) < 0.4
+
+
+def test_event_participants_share_the_event_year() -> None:
+    import numpy as np
+
+    from retriever.sample.world import EVENT, build_world
+
+    w = build_world("tiny", 5)
+    p710 = w.relation_ids.index("P710")
+    rows = np.flatnonzero(w.relation == p710)
+    assert len(rows)
+    ev = w.head[rows]
+    assert (w.entity_type[ev] == EVENT).all()
+    # most (event, participant) rows fall in one year per event
+    _, inv = np.unique(ev, return_inverse=True)
+    modal = 0
+    for g in range(inv.max() + 1):
+        modal += np.bincount(w.year[rows][inv == g]).max()
+    assert modal / len(rows) > 0.6
+
+
+@pytest.mark.parametrize("root", ["small_sample", "tiny"])
+def test_label_space_distractor_differs_from_gold(root: str, request) -> None:
+    # homonyms exist on purpose; the distractor object is still read differently
+    path = request.getfixturevalue(root)
+    for rec in read_jsonl(path / FILES[2]):
+        assert rec["S_dist"] != rec["S_star"], rec["id"]

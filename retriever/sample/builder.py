@@ -12,7 +12,10 @@ Construction (SPEC §1.3):
   each hop's subject is the previous hop's object, and no entity repeats.
 - **Operators**: ``point_in_time`` (text names the year), ``interval`` (the
   answer is the year ``t``, and ``t_query == t``: the released leak; the year is
-  in the text only rarely), ``before``/``after`` (text names ``t + 1`` /
+  in the text only rarely; every hop is a fact that began in ``t``, and the first
+  hop's subject has a small neighbourhood, both in ``t`` and over all years, when
+  the KG has enough such rows: the released interval slice is the easiest one for
+  every retriever), ``before``/``after`` (text names ``t + 1`` /
   ``t - 1``), ``first``/``last`` (the first hop is the earliest / latest year of
   its ``(a, r1)`` in the KG; no year in the text).
 - **S_stale**: one gold hop replaced by an actual KG row with the same
@@ -50,6 +53,13 @@ COMPLEXITY_MIX = (("1hop", 1, 0.35), ("2hop", 2, 0.4), ("3+hop", 3, 0.25))
 # interval questions ask when one event began: mostly short chains
 INTERVAL_COMPLEXITY = (0.6, 0.35, 0.05)
 ALTER_SHARE = 0.25  # anchors written in a shortened / altered form
+# "in which year did …" questions are about events with a small footprint: the
+# first hop's subject has few rows around it in that year and over all years
+# (_KGView.head_year_pool / head_footprint), as the released interval slice is
+# the easiest one for every retriever; first hops are drawn with weight
+# sqrt(head_year_pool) so that isolated pairs do not dominate
+INTERVAL_MAX_YEAR_POOL = 150
+INTERVAL_MAX_FOOTPRINT = 2200
 INTERVAL_YEAR_IN_TEXT = 2 / 864  # released share of interval questions whose text has the year
 
 
@@ -113,6 +123,22 @@ class _KGView:
         if n:
             self.hr_min[o] = np.minimum.reduceat(y, first_pos)[hr_gid]
             self.hr_max[o] = np.maximum.reduceat(y, first_pos)[hr_gid]
+        # Neighbourhood of each row's head, counted with multiplicity (a self-loop
+        # twice): head_year_pool = deg_t(h) + sum over rows incident to h in year t
+        # of deg_t(other end), an upper bound on a 2-hop BFS pool anchored at h and
+        # filtered to t; head_footprint is the same over all years (no filter).
+        yo = self.year - self.ymin
+        uk, inv = np.unique(np.concatenate([self.head * ny + yo, self.tail * ny + yo]), return_inverse=True)
+        deg = np.bincount(inv, minlength=len(uk))
+        dh, dt = deg[inv[:n]], deg[inv[n:]]
+        around = np.bincount(inv, weights=np.concatenate([dt, dh]).astype(np.float64), minlength=len(uk))
+        self.head_year_pool = dh + around[inv[:n]].astype(np.int64)
+        ents = np.concatenate([self.head, self.tail])
+        deg_all = np.bincount(ents)
+        self.head_degree = deg_all[self.head]
+        around_all = np.bincount(ents, weights=np.concatenate([deg_all[self.tail], deg_all[self.head]]).astype(np.float64),
+                                 minlength=len(deg_all))
+        self.head_footprint = self.head_degree + around_all[self.head].astype(np.int64)
         # (head, year) -> rows, for extending a chain from an entity at a year
         key = self.head * ny + (self.year - self.ymin)
         self.hy_order = np.argsort(key, kind="stable")
@@ -200,6 +226,9 @@ def build_benchmark(
     ent_lab = [render(e) for e in entity_ids]
     rel_lab = [render(r) for r in relation_ids]
     has_label = np.asarray([bool(labels.get(e)) for e in entity_ids], dtype=bool)
+    # rendered-label code per entity: a distractor object with the gold object's
+    # label (a homonym) would leave the label-space S_dist equal to S_star
+    _, lab_code = np.unique(np.asarray(ent_lab, dtype=str), return_inverse=True)
 
     ok = kg.head != kg.tail
     pools = {
@@ -209,18 +238,35 @@ def build_benchmark(
         # "in which year did …": the year the first hop's fact began
         "interval": np.flatnonzero(ok & (kg.year == kg.hrt_min)),
     }
+    iv = pools["interval"]
+    yp = kg.head_year_pool[iv]
+    small = iv[(yp <= INTERVAL_MAX_YEAR_POOL) & (kg.head_footprint[iv] <= INTERVAL_MAX_FOOTPRINT)]
+    n_interval = sum(p[2] for p in split_plan(target_n))
+    if len(small) < 4 * n_interval:
+        small = iv[:0]  # too few on a small KG: keep the whole pool
+    else:
+        pools["interval"] = small
+    # interval first hops: weight sqrt(head_year_pool), see INTERVAL_MAX_YEAR_POOL
+    cum_weight = {"interval": np.cumsum(np.sqrt(kg.head_year_pool[pools["interval"]].astype(np.float64)))}
 
     def draw_chain(op: str, hops: int) -> list[int] | None:
         pool = pools.get(op, pools["any"])
         if len(pool) == 0:
             return None
-        first = int(pool[rng.integers(len(pool))])
+        cw = cum_weight.get(op)
+        if cw is None:
+            first = int(pool[rng.integers(len(pool))])
+        else:
+            first = int(pool[min(int(np.searchsorted(cw, rng.random() * cw[-1], "right")), len(pool) - 1)])
         chain = [first]
         seen = [int(kg.head[first]), int(kg.tail[first])]
         y = int(kg.year[first])
         for _ in range(hops - 1):
             cand = kg.next_rows(seen[-1], y)
             cand = cand[~np.isin(kg.tail[cand], np.asarray(seen))]
+            if op == "interval":
+                # every hop began that year: the chain is "when did this start"
+                cand = cand[kg.year[cand] == kg.hrt_min[cand]]
             if len(cand) == 0:
                 return None
             nxt = int(cand[rng.integers(len(cand))])
@@ -238,15 +284,21 @@ def build_benchmark(
         slots += [(name, op) for op in ops]
     cx = rng.choice(len(COMPLEXITY_MIX), size=len(slots), p=[w for _, _, w in COMPLEXITY_MIX])
     cx_interval = rng.choice(len(COMPLEXITY_MIX), size=len(slots), p=list(INTERVAL_COMPLEXITY))
-    cx = np.where(np.asarray([op == "interval" for _, op in slots], dtype=bool), cx_interval, cx)
+    is_interval = np.asarray([op == "interval" for _, op in slots], dtype=bool)
+    cx = np.where(is_interval, cx_interval, cx)
+    # the released count of interval texts naming the year, exactly (2 of 864), not a coin flip per question
+    iv_slots = np.flatnonzero(is_interval)
+    n_mention = int(round(len(iv_slots) * INTERVAL_YEAR_IN_TEXT))
+    mention = set(rng.choice(iv_slots, size=n_mention, replace=False).tolist()) if n_mention else set()
 
     used: set[tuple] = set()
     labelled: list[dict] = []
     ids: list[dict] = []
     flags: list[dict] = []
-    stats = {"requested": target_n, "fallback_fewer_hops": 0, "skipped": 0, "altered_anchor": 0, "unlabelled_anchor": 0}
+    stats = {"requested": target_n, "fallback_fewer_hops": 0, "skipped": 0, "altered_anchor": 0, "unlabelled_anchor": 0,
+             "interval_small_pool": int(len(small))}
     per_split_count: dict[str, int] = {}
-    for (split, op), ci in zip(slots, cx.tolist(), strict=True):
+    for slot, ((split, op), ci) in enumerate(zip(slots, cx.tolist(), strict=True)):
         hops = COMPLEXITY_MIX[ci][1]
         chain = None
         for h in range(hops, 0, -1):
@@ -287,7 +339,7 @@ def build_benchmark(
             op, anchor_text,
             [relation_ids[int(kg.rel[i])] for i in chain], [rel_lab[int(kg.rel[i])] for i in chain],
             t, ent_lab[int(kg.tail[last])], rng,
-            mention_year_in_interval=bool(op == "interval" and rng.random() < INTERVAL_YEAR_IN_TEXT),
+            mention_year_in_interval=slot in mention,
         )
 
         gold = [(int(kg.head[i]), int(kg.rel[i]), int(kg.tail[i]), t) for i in chain]
@@ -309,8 +361,13 @@ def build_benchmark(
         dist_hops = [k for k, i in enumerate(chain) if kg.n_dist[i] > 0]
         dist_functional = bool(dist_hops)
         if dist_functional:
-            k = dist_hops[int(rng.integers(len(dist_hops)))]
+            # prefer hops and rows whose new object reads differently from the gold one
+            readable = [k for k in dist_hops if (lab_code[kg.tail[kg.dist_rows(chain[k])]] != lab_code[kg.tail[chain[k]]]).any()]
+            pick_from = readable or dist_hops
+            k = pick_from[int(rng.integers(len(pick_from)))]
             cand = kg.dist_rows(chain[k])
+            differ = cand[lab_code[kg.tail[cand]] != lab_code[kg.tail[chain[k]]]]
+            cand = differ if len(differ) else cand
             row = int(cand[rng.integers(len(cand))])
             dist_rep = (int(kg.head[row]), int(kg.rel[row]), int(kg.tail[row]), int(kg.year[row]))
         else:
@@ -318,6 +375,8 @@ def build_benchmark(
             s_, r_, o_, _ = gold[k]
             objs = kg.other_objects(r_, o_)
             objs = objs[objs != s_]
+            differ = objs[lab_code[objs] != lab_code[o_]]
+            objs = differ if len(differ) else objs
             if len(objs):
                 o2 = int(objs[rng.integers(len(objs))])
             else:

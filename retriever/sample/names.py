@@ -50,8 +50,10 @@ SYLLABLES: tuple[str, ...] = (
     "ros", "tov", "ka", "zan", "mir", "len", "gor", "ad", "ri", "nes", "port", "ford", "wick", "al",
     "sen", "ovo", "ec", "tra", "mon", "dal", "kir", "os", "lu", "vi", "ne", "ga",
 )
-PLACE_PREFIXES: tuple[str, ...] = ("", "", "", "", "", "", "San ", "Saint-", "New ", "Bad ", "Port ", "Nova ", "Santa ", "Fort ")
-PLACE_SUFFIXES: tuple[str, ...] = ("", "", "", "", "", "", " City", "-sur-Mer", " Springs", "ów", "ö", "ø", "ão", "ßen", "é")
+PLACE_PREFIXES: tuple[str, ...] = ("", "", "", "", "", "", "", "", "San ", "Saint-", "New ", "Bad ", "Port ", "Nova ", "Santa ", "Fort ",
+                                   "Los ", "Great ", "Upper ", "El ")
+PLACE_SUFFIXES: tuple[str, ...] = ("", "", "", "", "", "", "", " City", "-sur-Mer", " Springs", "ów", "ö", "ø", "ão", "ßen", "é",
+                                   " am Main", " del Mar", " Heights", "-en-Provence", " upon Tyne")
 
 COUNTRY_NAMES: tuple[str, ...] = (
     "France", "Germany", "Italy", "Spain", "Portugal", "Poland", "Sweden", "Norway", "Denmark", "Finland",
@@ -142,25 +144,46 @@ def place_names(rng: np.random.Generator, n: int) -> list[str]:
     return out
 
 
+NAME_PARTICLES: tuple[str, ...] = ("de", "da", "van", "von", "del", "dos", "di", "bin", "al", "le")
+
+
 def person_names(rng: np.random.Generator, n: int) -> list[str]:
     """``n`` person names: Zipf-drawn given name + surname (common ones recur, so
-    homonyms occur), about 2% CJK, some with a middle initial or a double surname."""
+    homonyms occur), with lengths from one token to five as in Wikidata: about 3%
+    CJK, 5% single names, then middle initials, double surnames, two given names,
+    particles ("da", "van"). Varied lengths keep BM25 from tying every pair of
+    people on document length alone."""
     given = pick(rng, GIVEN_NAMES, n, 0.6)
+    given2 = pick(rng, GIVEN_NAMES, n, 0.4)
     family = pick(rng, SURNAMES, n, 0.5)
     second = pick(rng, SURNAMES, n, 0.3)
+    particle = pick(rng, NAME_PARTICLES, n, 0.8)
     kind = rng.random(n)
     initials = rng.integers(0, 26, size=n)
     cjk = rng.integers(0, len(CJK_NAMES), size=n)
+    n_syl = rng.integers(2, 4, size=n)
+    syl = rng.integers(0, len(SYLLABLES), size=(n, 3))
     out: list[str] = []
     for i in range(n):
-        if kind[i] < 0.02:
+        k = kind[i]
+        g, f, f2 = given[i], family[i], second[i]
+        if k < 0.03:
             out.append(CJK_NAMES[cjk[i]])
-        elif kind[i] < 0.30:
-            out.append(f"{given[i]} {chr(65 + int(initials[i]))}. {family[i]}")
-        elif kind[i] < 0.40 and second[i] != family[i]:
-            out.append(f"{given[i]} {family[i]}{'-' if kind[i] < 0.35 else ' '}{second[i]}")
+        elif k < 0.08:
+            # a single (stage / regnal) name: one rare token
+            out.append("".join(SYLLABLES[j] for j in syl[i, : n_syl[i]].tolist()).capitalize())
+        elif k < 0.18:
+            out.append(f"{g} {chr(65 + int(initials[i]))}. {f}")
+        elif k < 0.25 and f2 != f:
+            out.append(f"{g} {f}{'-' if k < 0.22 else ' '}{f2}")
+        elif k < 0.35 and given2[i] != g:
+            out.append(f"{g} {given2[i]} {f}")
+        elif k < 0.50 and f2 != f:
+            out.append(f"{g} {particle[i]} {f} {f2}")
+        elif k < 0.55 and f2 != f and given2[i] != g:
+            out.append(f"{g} {given2[i]} {particle[i]} {f} {f2}")
         else:
-            out.append(f"{given[i]} {family[i]}")
+            out.append(f"{g} {f}")
     return out
 
 

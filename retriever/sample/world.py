@@ -12,7 +12,8 @@ Facts come in four kinds, each a vectorised numpy draw:
   many objects over the years (distractor candidates, mostly at other years);
 - ``run``: a fact that holds over a run of consecutive years, expanded to one
   row per year (the same ``(s, r, o)`` in many years: stale candidates);
-- ``oneoff``: a single year (awards, events);
+- ``oneoff``: a single year (awards, events); most participations in an event
+  fall in the event's own year, so one event has several participants at once;
 - mirrors: the inverse or symmetric statement Wikidata also holds
   (spouse both ways, officeholder/position held, winner/award received).
 
@@ -82,6 +83,7 @@ class RelSpec:
     weight: float
     mirror: str | None = None
     hub: float = 1.1  # Zipf exponent of object popularity
+    dated: float = 0.0  # share of facts set in their event's own year (all its participants at once)
 
 
 _OFFICE_HOLDERS = (PERSON,)
@@ -109,7 +111,7 @@ NAMED_RELATIONS: tuple[RelSpec, ...] = (
     RelSpec("P463", "member of", (COUNTRY, PARTY, UNIVERSITY, TEAM), (ORG,), "run", 15, 1.5, hub=1.4),
     RelSpec("P118", "league", (TEAM,), (ORG,), "run", 8, 1.5, hub=1.5),
     RelSpec("P551", "residence", (PERSON,), (CITY,), "run", 8, 2.0, hub=1.4),
-    RelSpec("P1344", "participant in", (PERSON, TEAM, COUNTRY), (EVENT,), "oneoff", 1, 1.2, mirror="P710"),
+    RelSpec("P1344", "participant in", (PERSON, TEAM, COUNTRY), (EVENT,), "oneoff", 1, 1.2, mirror="P710", dated=0.9),
     RelSpec("P793", "significant event", (COUNTRY, CITY, ORG), (EVENT,), "oneoff", 1, 0.8),
     RelSpec("P190", "twinned administrative body", (CITY,), (CITY,), "run", 30, 1.0, mirror="sym", hub=0.3),
     RelSpec("P127", "owned by", (ORG, TEAM), (ORG, PERSON), "run", 10, 1.0),
@@ -122,7 +124,7 @@ NAMED_RELATIONS: tuple[RelSpec, ...] = (
     RelSpec("P1001", "applies to jurisdiction", (POSITION,), (COUNTRY, CITY), "run", 40, 0.6),
     RelSpec("P112", "founded by", (ORG, PARTY, TEAM), (PERSON,), "oneoff", 1, 0.3),
     RelSpec("P1366", "replaced by", (PERSON,), (PERSON,), "oneoff", 1, 0.3, mirror="P1365"),
-    RelSpec("P161", "cast member", (EVENT,), (PERSON,), "oneoff", 1, 0.3),
+    RelSpec("P161", "cast member", (EVENT,), (PERSON,), "oneoff", 1, 0.3, dated=0.9),
     RelSpec("P361", "part of", (EVENT, ORG), (EVENT, ORG), "run", 5, 0.4),
     RelSpec("P710", "participant", (EVENT,), (PERSON, TEAM), "oneoff", 1, 0.0),
 )
@@ -197,6 +199,8 @@ class _Builder:
         self.career0 = self.active + 18 + self.rng.integers(0, 25, size=n)
         self.career_len = np.minimum(1 + self.rng.geometric(1.0 / CAREER_MEAN, size=n), 40)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        # an event's own year (when its participations are dated), recent decades favoured
+        self.event_year = self.recent_years(n)
 
     # -- pools -----------------------------------------------------------
     def pool(self, types: tuple[int, ...], exponent: float) -> tuple[np.ndarray, np.ndarray]:
@@ -241,6 +245,12 @@ class _Builder:
         generic_start = self.recent_years(n)
         person_start = self.career0[s] + np.floor(rng.random(n) * self.career_len[s]).astype(np.int64)
         start = np.where(self.etype[s] == PERSON, person_start, generic_start)
+        if spec.dated > 0:
+            # an event happens in one year: its participants share that year, so
+            # the same (event, participant) pair has several objects valid at once
+            ev = np.where(self.etype[s] == EVENT, s, o)
+            on = (self.etype[ev] == EVENT) & (rng.random(n) < spec.dated)
+            start = np.where(on, self.event_year[ev], start)
         # a run may have begun before the first year: it is seen from its middle
         start = np.where(length > 1, start - (rng.random(n) * length).astype(np.int64) // 2, start)
         return _expand(s, o, start, length)
@@ -350,6 +360,8 @@ def _entity_labels(b: _Builder) -> tuple[list[str], np.ndarray, int]:
     events = []
     for _ in range(int(cnt[EVENT])):
         pat = names.EVENT_PATTERNS[int(rng.integers(len(names.EVENT_PATTERNS)))]
+        # the year in the label is not the event's year: an interval question names
+        # its last object, and the released text gives the answer year only rarely
         events.append(pat.format(y=int(rng.integers(b.scale.year_min, b.scale.year_max + 1)), c=next(ci),
                                  f=names.FIELDS[int(rng.integers(len(names.FIELDS)))]))
     labels = countries + cities + people + orgs + unis + teams + parties + positions + awards + events
