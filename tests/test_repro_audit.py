@@ -165,13 +165,20 @@ def _slow_bm25(data, questions, pairs_of):
     return out
 
 
-def _pair(q, variant):
-    def key(t):
-        return (t["s"], t["r"], t["o"], float(t["t_start"]), float(t["t_end"]))
+def _pair(q, variant, ids=None):
+    """(replaced hop, replacement) in label space, compared on ids when the id twin ``ids`` is given."""
 
-    star, var = q["S_star"], q[variant]
-    gone = [t for t in star if key(t) not in {key(v) for v in var}]
-    new = [t for t in var if key(t) not in {key(s) for s in star}]
+    def keyed(name):
+        triples = q[name]
+        if ids is None:
+            return [((t["s"], t["r"], t["o"], float(t["t_start"]), float(t["t_end"])), t) for t in triples]
+        return [((i["s_id"], i["r_id"], i["o_id"], float(i["t_start"]), float(i["t_end"])), t)
+                for i, t in zip(ids[name], triples, strict=True)]
+
+    star, var = keyed("S_star"), keyed(variant)
+    star_keys, var_keys = {k for k, _ in star}, {k for k, _ in var}
+    gone = [t for k, t in star if k not in var_keys]
+    new = [t for k, t in var if k not in star_keys]
     return (gone[0], new[0]) if len(gone) == 1 and len(new) == 1 else None
 
 
@@ -181,8 +188,10 @@ def test_bm25_pair_claims_match_a_slow_loop(audited):
     flags = {f["id"]: f for f in _raw_questions(Path(data.flags))}
     dist_q = [q for q in qs if flags[q["id"]]["dist_functional"]]
     stale_q = [q for q in qs if flags[q["id"]]["stale_functional"]]
-    dist = _slow_bm25(data, dist_q, lambda q: _pair(q, "S_dist"))
-    stale = _slow_bm25(data, stale_q, lambda q: _pair(q, "S_stale"))
+    # ids decide which triple differs (a homonym distractor differs only by id)
+    twin = {r["id"]: r for r in _raw_questions(Path(data.benchmark_ids))} if data.benchmark_ids else {}
+    dist = _slow_bm25(data, dist_q, lambda q: _pair(q, "S_dist", twin.get(q["id"])))
+    stale = _slow_bm25(data, stale_q, lambda q: _pair(q, "S_stale", twin.get(q["id"])))
     higher = sum(g > d for g, d in dist)
     lower = sum(g < d for g, d in dist)
     assert rows["dist.pairs"]["reproduced"] == len(dist)
@@ -194,10 +203,11 @@ def test_bm25_pair_claims_match_a_slow_loop(audited):
     assert rows["stale.bm25_ties"]["of"] == len(stale)
     assert rows["stale.bm25_ties.share"]["reproduced"] == pytest.approx(sum(g == s for g, s in stale) / len(stale))
     assert rows["stale.functional"]["reproduced"] == len(stale_q)
-    invalid = sum(not (p[1]["t_start"] <= q["t_query"] <= p[1]["t_end"]) for q in dist_q if (p := _pair(q, "S_dist")))
+    invalid = sum(not (p[1]["t_start"] <= q["t_query"] <= p[1]["t_end"])
+                  for q in dist_q if (p := _pair(q, "S_dist", twin.get(q["id"]))))
     # the test-functional population is an alternative reading (SPEC §4 says "released distractors")
     assert rows["dist.invalid_at_tquery.alt.test_functional"]["reproduced"] == pytest.approx(invalid / len(dist))
-    every = [(q, p) for q in _raw_questions(Path(data.benchmark)) if (p := _pair(q, "S_dist"))]
+    every = [(q, p) for q in _raw_questions(Path(data.benchmark)) if (p := _pair(q, "S_dist", twin.get(q["id"])))]
     invalid_all = sum(not (p[1]["t_start"] <= q["t_query"] <= p[1]["t_end"]) for q, p in every)
     assert rows["dist.invalid_at_tquery"]["reproduced"] == pytest.approx(invalid_all / len(every))
 
