@@ -10,6 +10,20 @@ from typing import Any
 from retriever.errors import InputError, MissingDataError
 
 
+def physical_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(1-based physical line number, decoded line)``; BOM dropped from line 1.
+
+    Bytes are split on ``b"\\n"`` only, so numbers match what an editor shows;
+    bad UTF-8 raises :class:`InputError` naming the line.
+    """
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line", "UTF-8 text") from None
+
+
 def read_jsonl(path: str | Path, objects_only: bool = True) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, decoded JSON)`` for each non-blank line of ``path``.
 
@@ -24,21 +38,16 @@ def read_jsonl(path: str | Path, objects_only: bool = True) -> Iterator[tuple[in
         raise MissingDataError(f"file not found: {path}")
     if not path.is_file():
         raise InputError(path, None, "is a directory, not a file", "a JSONL file")
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line", "UTF-8 text") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
-                raise InputError(path, number, problem, "one JSON object per line") from None
-            except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
-                raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
-            if objects_only and not isinstance(obj, dict):
-                raise InputError(path, number, f"a JSON {type(obj).__name__}, not an object", "one JSON object per line")
-            yield number, obj
+    for number, line in physical_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
+            raise InputError(path, number, problem, "one JSON object per line") from None
+        except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
+            raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
+        if objects_only and not isinstance(obj, dict):
+            raise InputError(path, number, f"a JSON {type(obj).__name__}, not an object", "one JSON object per line")
+        yield number, obj

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from retriever.errors import InputError, MissingDataError
+from retriever.jsonl import physical_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -273,17 +274,6 @@ def _years(values: np.ndarray, cache: dict[str, int]) -> np.ndarray:
     return lut[codes]
 
 
-def _physical_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, decoded line) with the BOM removed from line 1."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, number, f"invalid UTF-8 ({exc.reason})", "UTF-8 text") from exc
-            yield number, text
-
-
 def _locate_error(path: Path, names: list[str], columns: dict[str, int]) -> None:
     """Scan line by line and raise :class:`InputError` at the first bad row."""
     # The csv module refuses fields over 128 KiB by default; pandas does not, so
@@ -297,7 +287,7 @@ def _locate_error(path: Path, names: list[str], columns: dict[str, int]) -> None
 
 
 def _scan_rows(path: Path, names: list[str], columns: dict[str, int]) -> None:
-    lines = _physical_lines(path)
+    lines = physical_lines(path)
     next(lines)  # header, validated already
     current = [1]
 
