@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.verdict import delta, tolerances_from_toml, verdict
-from retriever.errors import ConfigError, MissingDataError
+from tempbench.core.errors import ConfigError, MissingDataError
 
 CONFIGS = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
 
@@ -104,7 +104,7 @@ def _toml_load(path: Path) -> dict[str, Any]:
 
 def paper_numbers_path() -> Path:
     """The shipped ``paper_numbers.toml``."""
-    from retriever.paths import shipped_configs_dir
+    from tempbench.core.layout import shipped_configs_dir
 
     return shipped_configs_dir() / "paper_numbers.toml"
 
@@ -148,7 +148,7 @@ class AuditContext:
     Parameters
     ----------
     data:
-        :class:`retriever.paths.DataPaths`.
+        :class:`tempbench.core.layout.DataPaths`.
     runs_dir:
         Directory with ``<config>.jsonl`` run files to use when present; the
         configurations without one are run in memory on ``split``.
@@ -196,7 +196,7 @@ class AuditContext:
     def index(self) -> Any:
         if self._index is None:
             from retriever.index import load_index
-            from retriever.paths import default_index_cache
+            from tempbench.core.layout import default_index_cache
 
             self.data.require("kg")
             cache = Path(self.cache_dir) if self.cache_dir is not None else default_index_cache()

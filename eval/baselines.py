@@ -17,7 +17,7 @@ Two families are recognised by sniffing keys, never by file name:
   An optional ``config`` column / top-level config-name key selects a retriever
   configuration.
 
-Anything else raises :class:`retriever.errors.InputError` naming the keys that
+Anything else raises :class:`tempbench.core.errors.InputError` naming the keys that
 were found and the keys that were expected.
 """
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import InputError
-from retriever.jsonl import read_jsonl
+from tempbench.core.errors import InputError
+from tempbench.core.jsonl import read_jsonl
 
 ID_KEYS = ("id", "qid", "question_id")
 EVIDENCE_KEYS = ("evidence", "retrieved", "triples", "context")
@@ -433,7 +433,7 @@ def load_baseline(path: str | Path) -> EvidenceBaseline | MetricBaseline:
     """
     p = Path(path)
     if not p.is_file():
-        from retriever.errors import MissingDataError
+        from tempbench.core.errors import MissingDataError
 
         raise MissingDataError(f"baselines file not found: {p}")
     suffix = p.suffix.lower()

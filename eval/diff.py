@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from retriever.errors import TempbenchError
+from tempbench.core.errors import TempbenchError
 
 SPACES = ("id", "label", "line")
 _FIELDS = {"id": ("s_id", "r_id", "o_id"), "label": ("s", "r", "o")}
@@ -364,7 +364,7 @@ def run_sweep(
         then fewer changed keys, then sweep order (so the default wins ties).
     """
     from retriever.pipeline import Retriever, pool_key
-    from retriever.progress import progress
+    from tempbench.core.progress import progress
 
     wanted = [q for q in questions if str(q["id"]) in baseline]
     variants = sweep_variants(base, line_templates)

@@ -134,7 +134,7 @@ def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS, backend: 
     'n_rel': array, 'n_evaluated': int, 'n_empty_rel': int}``.
     """
     if backend not in ("kernel", "ir_measures"):
-        from retriever.errors import ConfigError
+        from tempbench.core.errors import ConfigError
 
         raise ConfigError(f"unknown rank-metric backend {backend!r} (expected kernel or ir_measures)")
     lists = []

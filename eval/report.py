@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from retriever.atomic import atomic_open, write_text
+from tempbench.core.atomic import atomic_open, write_text
 
 CONFIG_ORDER = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
 TIE_METRICS = ("TRP", "CCR", "recall@1", "recall@5", "ndcg@10", "mrr")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import InputError, MissingDataError
-from retriever.jsonl import read_jsonl
+from tempbench.core.errors import InputError, MissingDataError
+from tempbench.core.jsonl import read_jsonl
 
 _LABEL = ("s", "r", "o")
 _IDS = ("s_id", "r_id", "o_id")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.errors import EvidenceError, RunMismatchError
+from tempbench.core.errors import EvidenceError, RunMismatchError
 from eval.trp_ccr import Resolved, aggregate, coverage_by, resolve_question, row_from_resolved
 
 BY = ("complexity", "operator")

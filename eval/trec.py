@@ -65,7 +65,7 @@ def format_qrels(qrels: dict[str, dict[str, int]]) -> str:
 
 def write_trec(prefix: str | Path, resolved: Sequence[Resolved], tag: str = "tempbench") -> tuple[Path, Path]:
     """Write ``PREFIX.run`` and ``PREFIX.qrels`` atomically; return both paths."""
-    from retriever.atomic import write_text
+    from tempbench.core.atomic import write_text
 
     run, qrels = trec_run_and_qrels(resolved)
     prefix = Path(prefix)
@@ -73,7 +73,7 @@ def write_trec(prefix: str | Path, resolved: Sequence[Resolved], tag: str = "tem
     qrels_path = prefix.with_name(prefix.name + ".qrels")
     for qid in run:
         if any(ch.isspace() for ch in qid):
-            from retriever.errors import TempbenchError
+            from tempbench.core.errors import TempbenchError
 
             raise TempbenchError(f"question id {qid!r} contains whitespace and cannot be written in TREC format")
     write_text(run_path, format_run(run, tag))

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from eval.errors import EvidenceError
+from tempbench.core.errors import EvidenceError
 
 LABEL_KEYS = ("s", "r", "o")
 ID_KEYS = ("s_id", "r_id", "o_id")

@@ -3,7 +3,7 @@
 :func:`load_benchmark` returns the validated question records in file order.
 Every problem a user can cause (a truncated or non-JSON line, a missing field, a
 wrong type, an unknown split, an empty ``S_star``) raises
-:class:`~retriever.errors.InputError` naming the file and line. Unknown extra
+:class:`~tempbench.core.errors.InputError` naming the file and line. Unknown extra
 fields are kept untouched.
 
 With ``ids_path`` (``benchmark.jsonl``, the Wikidata id space) the id keys
@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import InputError
-from retriever.jsonl import read_jsonl
+from tempbench.core.errors import InputError
+from tempbench.core.jsonl import read_jsonl
 
 SPLITS = ("train", "dev", "test")
 TRIPLE_FIELDS = ("S_star", "S_dist", "S_stale")

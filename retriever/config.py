@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import ConfigError
+from tempbench.core.errors import ConfigError
 
 SHIPPED = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
 
@@ -248,7 +248,7 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Retr
     text = str(name_or_path)
     path = Path(text)
     if text in SHIPPED and not path.exists():
-        from retriever.paths import shipped_configs_dir
+        from tempbench.core.layout import shipped_configs_dir
 
         path = shipped_configs_dir() / f"{text}.toml"
     elif not path.exists():

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from retriever.bm25 import BM25, K1, B
-from retriever.errors import MissingDataError
+from tempbench.core.errors import MissingDataError
 from retriever.incidence import Incidence
 from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
@@ -192,11 +192,11 @@ def load_index(
         Directory with ``benchmark_labelled.jsonl`` (and optionally
         ``benchmark.jsonl``) to harvest labels from, or ``None``.
     cache_dir:
-        ``None``: the default cache (:func:`retriever.paths.default_index_cache`);
+        ``None``: the default cache (:func:`tempbench.core.layout.default_index_cache`);
         a path: that directory; ``False``: no cache at all (always build, never
         write).
     progress:
-        Called with a short message at each stage (e.g. :func:`retriever.console.info`).
+        Called with a short message at each stage (e.g. :func:`tempbench.core.console.info`).
     k1, b:
         BM25 parameters (SPEC §2.2 fixes 1.5 and 0.75).
     """
@@ -210,7 +210,7 @@ def load_index(
         index.timings["fingerprint"] = fp_time
         return index
     if cache_dir is None or cache_dir is True:
-        from retriever.paths import default_index_cache
+        from tempbench.core.layout import default_index_cache
 
         cache_dir = default_index_cache()
     entry = Path(cache_dir) / key

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from retriever.errors import InputError, MissingDataError
-from retriever.jsonl import physical_lines
+from tempbench.core.errors import InputError, MissingDataError
+from tempbench.core.jsonl import physical_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx

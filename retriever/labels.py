@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import InputError, MissingDataError
-from retriever.jsonl import read_jsonl
+from tempbench.core.errors import InputError, MissingDataError
+from tempbench.core.jsonl import read_jsonl
 
 TRIPLE_LISTS = ("S_star", "S_dist", "S_stale")
 PAIRS = (("s_id", "s"), ("r_id", "r"), ("o_id", "o"))

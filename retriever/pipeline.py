@@ -22,7 +22,7 @@ import numpy as np
 from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
 from retriever.bfs import BFS, Expansion, whole_year
 from retriever.config import RetrieverConfig
-from retriever.errors import InputError
+from tempbench.core.errors import InputError
 from retriever.ranking import Ranker
 
 

@@ -23,11 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from retriever.atomic import atomic_open, write_json
+from tempbench.core.version import __version__
+from tempbench.core.atomic import atomic_open, write_json
 from retriever.config import RetrieverConfig
-from retriever.errors import ConfigError
-from retriever.paths import DataPaths
-from retriever.runfile import dumps_record, sha256_file, write_meta
+from tempbench.core.errors import ConfigError
+from tempbench.core.layout import DataPaths
+from tempbench.core.runfile import dumps_record, sha256_file, write_meta
 
 SHARD_SIZE = 250
 SPLITS = ("test", "dev", "train", "all")
@@ -37,9 +38,7 @@ _STATE: dict[str, Any] = {}
 
 
 def _package_version() -> str:
-    import retriever
-
-    return retriever.__version__
+    return __version__
 
 
 def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:
@@ -154,7 +153,7 @@ def run_to_file(
     config:
         The retriever configuration.
     data:
-        Input files (:func:`retriever.paths.resolve_data`).
+        Input files (:func:`tempbench.data.resolve_data`).
     split:
         ``test`` (default), ``dev``, ``train`` or ``all``.
     out_path:
@@ -177,9 +176,9 @@ def run_to_file(
     """
     from retriever.benchmark import load_benchmark
     from retriever.index import load_index
-    from retriever.paths import default_index_cache
+    from tempbench.core.layout import default_index_cache
     from retriever.pipeline import Retriever
-    from retriever.progress import progress
+    from tempbench.core.progress import progress
 
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1 (got {workers})")

@@ -133,10 +133,10 @@ def full_data(workdir: Path, source: str) -> tuple[Path, Path, str]:
         target = workdir / "sample-full"
         try:
             if not (target / "MANIFEST.json").exists():
-                from retriever.sample import generate_sample
+                from tempbench.sample import generate_sample
 
                 generate_sample(target, scale="full", seed=42)
-            return target / "tkgl-smallpedia_edgelist.csv", target / "labels.tsv", "retriever.sample scale=full seed=42"
+            return target / "tkgl-smallpedia_edgelist.csv", target / "labels.tsv", "tempbench.sample scale=full seed=42"
         except Exception as exc:  # noqa: BLE001 - fall back and say so
             if source == "sample":
                 raise
@@ -244,7 +244,7 @@ def child_retrieval(root: str, cache: str, n_slow: str, n_scan: str) -> dict[str
     from retriever.benchmark import load_benchmark
     from retriever.config import load_config
     from retriever.index import load_index
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
     from retriever.pipeline import Retriever
 
     paths = resolve_data(data=root)
@@ -320,7 +320,7 @@ def child_retrieval(root: str, cache: str, n_slow: str, n_scan: str) -> dict[str
 def child_retrieval_warm(root: str, cache: str) -> dict[str, Any]:
     """Build (or load) the index exactly as ``tempbench run`` does, so the next child hits the cache."""
     from retriever.index import load_index
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     paths = resolve_data(data=root)
     start = time.perf_counter()
@@ -330,9 +330,9 @@ def child_retrieval_warm(root: str, cache: str) -> dict[str, Any]:
 
 def child_sample(scale: str, out: str) -> dict[str, Any]:
     """Issue 3: generate one sample scale in a fresh process, stage by stage."""
-    from retriever.sample import generate_sample
-    from retriever.sample.builder import build_benchmark
-    from retriever.sample.world import build_world
+    from tempbench.sample import generate_sample
+    from tempbench.sample.builder import build_benchmark
+    from tempbench.sample.world import build_world
 
     start = time.perf_counter()
     generate_sample(Path(out), scale=scale, seed=42)
@@ -354,7 +354,7 @@ def child_scoring(root: str, cache: str) -> dict[str, Any]:
     from retriever.benchmark import load_benchmark, load_flags
     from retriever.config import load_config
     from retriever.index import load_index
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
     from retriever.pipeline import Retriever
 
     paths = resolve_data(data=root)
@@ -449,7 +449,7 @@ def section_reproduce(args: argparse.Namespace, workdir: Path) -> dict[str, Any]
     env = dict(os.environ, TEMPBENCH_CACHE=str(home / "cache"))
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "retriever.cli", "reproduce", "--out", str(home / "out")],
+    proc = subprocess.run([sys.executable, "-m", "tempbench.cli", "reproduce", "--out", str(home / "out")],
                           capture_output=True, text=True, check=False, env=env, cwd=home)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workdir:
         workdir = Path(args.workdir)
     else:
-        from retriever.paths import cache_home
+        from tempbench.core.layout import cache_home
 
         workdir = cache_home() / "bench"
     workdir.mkdir(parents=True, exist_ok=True)
@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         print(f"bench: running section {name!r}", file=sys.stderr)
         results[name] = {"machine": machine(), **SECTIONS[name](args, workdir)}
-        from retriever.atomic import write_json
+        from tempbench.core.atomic import write_json
 
         write_json(out, results)
         print(json.dumps({name: results[name]}, indent=2))

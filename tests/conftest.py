@@ -19,7 +19,7 @@ os.environ["TEMPBENCH_CACHE"] = str(_SESSION_CACHE)
 @pytest.fixture(scope="session")
 def small_sample() -> Path:
     """The default generated sample (small scale, seed 42), built once per session."""
-    from retriever.paths import ensure_default_sample
+    from tempbench.data import ensure_default_sample
 
     return ensure_default_sample()
 
@@ -28,7 +28,7 @@ def small_sample() -> Path:
 def small_index(small_sample: Path):
     """KG + BM25 index of the small sample, built once per session."""
     from retriever.index import load_index
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     paths = resolve_data(data=small_sample)
     return load_index(paths.kg, paths.labels, cache_dir=_SESSION_CACHE / "index")

@@ -1,12 +1,12 @@
 """The malformed-input corpus (issue 7 part 1) and the exit codes (part 5).
 
 Every case of ``tests/data/bad/cases.toml`` runs the real command line
-(:func:`retriever.cli.main`, in-process for speed) on one file of the corpus and
+(:func:`tempbench.cli.main`, in-process for speed) on one file of the corpus and
 checks: the exit code (2 for a user error, 0 for accepted variants such as CRLF,
 a BOM or blank lines), that the message names the file and the 1-based line
 (``path:line:``, SPEC §1.1/§1.3) and says what was expected, and that no
 traceback is printed. A few subprocess tests check the same through
-``python -m retriever.cli`` and the ``--debug`` flag on both sides of the
+``python -m tempbench.cli`` and the ``--debug`` flag on both sides of the
 subcommand.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retriever import cli
+from tempbench import cli
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -270,7 +270,7 @@ def test_user_mistakes_exit_2_without_traceback(
 
 
 def _subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "retriever.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "tempbench.cli", *args], capture_output=True, text=True,
                           check=False, cwd=cwd, env=_env())
 
 
@@ -300,7 +300,7 @@ def test_debug_shows_the_traceback_before_or_after_the_subcommand(where: str, tm
     proc = _subprocess(*argv, cwd=tmp_path)
     assert proc.returncode != 0
     assert "Traceback (most recent call last)" in proc.stderr
-    assert "retriever.errors.InputError" in proc.stderr
+    assert "tempbench.core.errors.InputError" in proc.stderr
     assert "non-integer ts '20x1'" in proc.stderr
 
 
@@ -308,7 +308,7 @@ def test_debug_shows_the_traceback_before_or_after_the_subcommand(where: str, tm
 def test_debug_reraises_user_and_internal_errors_in_process(
     where: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from retriever.errors import InputError
+    from tempbench.core.errors import InputError
 
     module = type(sys)("fake_hardening_cmd")
     module.add_arguments = lambda parser: parser.add_argument("--what", default="user")

@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
-from retriever import cli
-from retriever.errors import InputError
+from tempbench import cli
+from tempbench.core.errors import InputError
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "retriever.cli", *args], capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, "-m", "tempbench.cli", *args], capture_output=True, text=True, check=False)
 
 
 def test_help_lists_every_command() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from retriever import cli
+from tempbench import cli
 
 
 def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -32,7 +32,7 @@ LONG_PATH = "/a/very/long/cache/directory/tempbench/sample/small-seed42/benchmar
 
 def test_table_in_a_pipe_is_not_wrapped_or_truncated(capsys: pytest.CaptureFixture[str]) -> None:
     """Bug: piped tables were cut at 80 columns: paths ended in '…', rows and titles wrapped."""
-    from retriever.console import print_table
+    from tempbench.core.console import print_table
 
     title = "diff: exact match 275 of 300 baseline questions (91.7%), compared by id"
     print_table(title, ["variant", "exact", "share"], [["a", "1 of 2", 0.5], [LONG_VARIANT, "300 of 300", 1.0], [LONG_PATH, "-", None]])
@@ -49,7 +49,7 @@ def test_table_in_a_pipe_is_not_wrapped_or_truncated(capsys: pytest.CaptureFixtu
 
 
 def test_numeric_column_detection() -> None:
-    from retriever.console import _numeric_column
+    from tempbench.core.console import _numeric_column
 
     assert _numeric_column([1, 2.5, None, "-", "1,500", "[0.1, 0.2]", "-0.003", "300 of 300"])
     assert not _numeric_column(["yes", 3])
@@ -65,7 +65,7 @@ class _FakeTTY(io.StringIO):
 def test_progress_bar_goes_to_stderr_not_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
     """Bug: the bar used rich's default console (stdout): `tempbench run | tee log`
     in a terminal showed no bar, and the bar could land among the tables."""
-    from retriever.progress import progress
+    from tempbench.core.progress import progress
 
     out, err = io.StringIO(), _FakeTTY()
     monkeypatch.setattr(sys, "stdout", out)
@@ -77,7 +77,7 @@ def test_progress_bar_goes_to_stderr_not_stdout(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_progress_silent_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    from retriever.progress import progress
+    from tempbench.core.progress import progress
 
     assert list(progress(range(3), total=3, description="x")) == [0, 1, 2]
     out, err = capsys.readouterr()
@@ -85,7 +85,7 @@ def test_progress_silent_when_not_a_terminal(capsys: pytest.CaptureFixture[str])
 
 
 def test_default_run_name_appends_overrides() -> None:
-    from retriever.commands.run import default_run_name
+    from tempbench.commands.run import default_run_name
 
     assert default_run_name("oracle", []) == "oracle"
     assert default_run_name("oracle", ["k=5"]) == "oracle+k=5"
@@ -173,7 +173,7 @@ def test_split_all_scores_every_benchmark_question() -> None:
 
 
 def test_audit_runs_directory_must_exist(tmp_path, capsys) -> None:
-    from retriever.cli import main
+    from tempbench.cli import main
 
     assert main(["audit", "--runs", str(tmp_path / "nope")]) == 2
     assert "--runs directory not found" in capsys.readouterr().err

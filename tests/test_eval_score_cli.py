@@ -9,9 +9,9 @@ import pytest
 from eval_slow_reference import slow_rank, slow_trp_ccr
 from eval_synthetic import synthetic
 
-from eval.errors import RunMismatchError
+from tempbench.core.errors import RunMismatchError
 from eval.scoring import score_run
-from retriever.cli import main
+from tempbench.cli import main
 
 
 def write_jsonl(path: Path, records) -> Path:

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eval import aggregate, score_question
-from eval.errors import EvidenceError
-from retriever.errors import TempbenchError
+from tempbench.core.errors import EvidenceError
+from tempbench.core.errors import TempbenchError
 
 
 def T(s, r, o, t0, t1=None, ids=False, labels=True):

@@ -7,9 +7,9 @@ loaders of SPEC §1 (:func:`retriever.kg.load_edgelist`,
 :func:`retriever.benchmark.load_flags`, :func:`eval.runs.read_run`), random TOML
 and ``--set`` overrides to :func:`retriever.config.load_config`, and arbitrary
 questions and evidence items to :func:`eval.score_question` (SPEC §3.1). Each
-call must either return or raise a :class:`retriever.errors.TempbenchError`
+call must either return or raise a :class:`tempbench.core.errors.TempbenchError`
 subclass (``InputError``, ``ConfigError``, ``MissingDataError``,
-``eval.errors.EvidenceError``...), which the CLI turns into exit code 2; any
+``tempbench.core.errors.EvidenceError``...), which the CLI turns into exit code 2; any
 other exception would be a traceback and exit code 1.
 
 When a loader returns, a few invariants of its result are checked as well, so
@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from retriever.errors import TempbenchError
+from tempbench.core.errors import TempbenchError
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _DIR = Path(tempfile.mkdtemp(prefix="tempbench-fuzz-"))

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from retriever.errors import InputError, MissingDataError
+from tempbench.core.errors import InputError, MissingDataError
 from retriever.incidence import Incidence
 from retriever.kg import load_edgelist
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retriever.errors import InputError, MissingDataError
+from tempbench.core.errors import InputError, MissingDataError
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
 
 

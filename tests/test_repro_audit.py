@@ -60,7 +60,7 @@ def test_claims_file_has_every_spec4_row_with_its_paper_values():
 
 
 def test_claims_file_errors_are_config_errors(tmp_path):
-    from retriever.errors import ConfigError
+    from tempbench.core.errors import ConfigError
 
     bad = tmp_path / "p.toml"
     bad.write_text('[[claim]]\nid = "x"\nsection = "4"\ngroup = "g"\nwhat = "w"\npaper = 1\nkind = "count"\n'
@@ -88,7 +88,7 @@ def test_answer_year_and_text_year_definitions():
 
 @pytest.fixture(scope="module")
 def audited(small_sample):
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     data = resolve_data(data=small_sample)
     ctx = AuditContext(data, split="test")
@@ -232,7 +232,7 @@ def test_retrieval_claims_equal_the_scores_and_the_runner(audited, tmp_path):
 def test_missing_flags_give_na_with_a_reason(small_sample, tmp_path):
     import dataclasses
 
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     data = dataclasses.replace(resolve_data(data=small_sample), flags=tmp_path / "absent.jsonl")
     rows = run_audit(AuditContext(data), select=("stale.valid", "split.test.questions"))
@@ -245,7 +245,7 @@ def test_missing_flags_give_na_with_a_reason(small_sample, tmp_path):
 
 
 def test_audit_cli_json_and_bad_claim(small_sample, tmp_path, capsys):
-    from retriever.cli import main
+    from tempbench.cli import main
 
     out = tmp_path / "a.json"
     assert main(["audit", "--data", str(small_sample), "--claim", "split.", "--claim", "leak.", "--json", str(out)]) == 0

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from eval.baselines import EvidenceBaseline, MetricBaseline, load_baseline, normalise_slice, parse_line
 from eval.diff import choose_space, diff_evidence, diff_lists, exact_share, sweep_variants
-from retriever.errors import InputError
+from tempbench.core.errors import InputError
 
 
 def fixed_items():
@@ -84,7 +84,7 @@ def test_line_space_compares_rendered_lines():
 
 
 def test_no_common_space_is_a_clear_error():
-    from retriever.errors import TempbenchError
+    from tempbench.core.errors import TempbenchError
 
     with pytest.raises(TempbenchError, match="no common item space"):
         choose_space([{"s_id": "Q1", "r_id": "P1", "o_id": "Q2", "t_start": 1, "t_end": 1}], [{"line": "x"}], "line")
@@ -197,7 +197,8 @@ def test_parse_line_and_slices():
 def sample_run(small_sample):
     from retriever.benchmark import load_benchmark
     from retriever.index import load_index
-    from retriever.paths import default_index_cache, resolve_data
+    from tempbench.core.layout import default_index_cache
+    from tempbench.data import resolve_data
 
     data = resolve_data(data=small_sample)
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=default_index_cache())

@@ -1,7 +1,7 @@
 """Kill-and-resume (issue 7 part 3, SPEC §6.1): a run SIGKILLed part-way leaves no run
 file that looks done, and ``tempbench run --resume`` finishes it byte-identically.
 
-The run is a real ``python -m retriever.cli run`` subprocess on the small
+The run is a real ``python -m tempbench.cli run`` subprocess on the small
 generated sample, with tiny shards (``--shard-size``) so that the retrieval
 phase lasts long enough to be interrupted between two shards.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from retriever.runfile import meta_path
+from tempbench.core.runfile import meta_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARD = re.compile(r"^[0-9a-f]{16}-\d{5}\.jsonl$")
@@ -27,7 +27,7 @@ POLL_TIMEOUT_S = 120.0
 
 
 def _command(data: Path, out: Path, cache: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "retriever.cli", "run", "--config", "nonoracle", "--split", "all",
+    return [sys.executable, "-m", "tempbench.cli", "run", "--config", "nonoracle", "--split", "all",
             "--data", str(data), "--out", str(out), "--cache-dir", str(cache), *extra]
 
 

@@ -13,14 +13,14 @@ import pytest
 
 from retriever import runner
 from retriever.config import load_config
-from retriever.runfile import meta_path, read_run
+from tempbench.core.runfile import meta_path, read_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def data(small_sample):
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     return resolve_data(data=small_sample)
 
@@ -106,7 +106,7 @@ def _cli_run(tmp_path, data, seed, extra=()):
     out = tmp_path / f"seed{seed}.jsonl"
     env = {**os.environ, "PYTHONHASHSEED": str(seed)}
     proc = subprocess.run(
-        [sys.executable, "-m", "retriever.cli", "run", "--config", "nonoracle", "--split", "all", "--data", str(data.root),
+        [sys.executable, "-m", "tempbench.cli", "run", "--config", "nonoracle", "--split", "all", "--data", str(data.root),
          "--out", str(out), *extra],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )
@@ -123,7 +123,7 @@ def test_byte_identical_across_hash_seeds_and_workers(data, tmp_path):
 
 def _cli_summary(tmp_path, data):
     proc = subprocess.run(
-        [sys.executable, "-m", "retriever.cli", "run", "--config", "oracle", "--data", str(data.root),
+        [sys.executable, "-m", "tempbench.cli", "run", "--config", "oracle", "--data", str(data.root),
          "--out", str(tmp_path / "summary.jsonl")],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
@@ -133,7 +133,7 @@ def _cli_summary(tmp_path, data):
 
 def test_cli_config_errors_exit_2(data, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "retriever.cli", "run", "--config", "oracle", "--set", "hop=3", "--data", str(data.root),
+        [sys.executable, "-m", "tempbench.cli", "run", "--config", "oracle", "--set", "hop=3", "--data", str(data.root),
          "--out", str(tmp_path / "e.jsonl")],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )

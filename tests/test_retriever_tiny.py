@@ -299,7 +299,7 @@ def test_anchor_recall_stat(index):
 
 
 def test_missing_t_query_is_input_error(index):
-    from retriever.errors import InputError
+    from tempbench.core.errors import InputError
 
     q = question()
     del q["t_query"]

@@ -16,7 +16,7 @@ from retriever.pipeline import Retriever
 @pytest.fixture(scope="module")
 def sample_questions(small_sample):
     from retriever.benchmark import load_benchmark
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     paths = resolve_data(data=small_sample)
     return load_benchmark(paths.benchmark, paths.benchmark_ids)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sample_checks import check_root
 
-from retriever.cli import main
+from tempbench.cli import main
 
 
 def test_sample_command_writes_and_summarises(tmp_path: Path, capsys) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from sample_checks import check_root, read_jsonl, read_kg, read_labels
 
-from retriever.sample import generate_sample
-from retriever.sample.builder import split_plan
+from tempbench.sample import generate_sample
+from tempbench.sample.builder import split_plan
 
 FILES = [
     "tkgl-smallpedia_edgelist.csv",
@@ -177,7 +177,7 @@ def test_regenerating_replaces_atomically(tmp_path: Path) -> None:
 
 
 def test_unknown_scale_is_a_config_error(tmp_path: Path) -> None:
-    from retriever.errors import ConfigError
+    from tempbench.core.errors import ConfigError
 
     with pytest.raises(ConfigError):
         generate_sample(tmp_path / "x", "huge", 1)
@@ -192,7 +192,7 @@ def test_person_names_vary_in_length() -> None:
 
     import numpy as np
 
-    from retriever.sample import names
+    from tempbench.sample import names
 
     people = names.person_names(np.random.default_rng(3), 4000)
     lengths = Counter(len(re.findall(r"\w+", p)) for p in people)
@@ -205,7 +205,7 @@ def test_person_names_vary_in_length() -> None:
 def test_event_participants_share_the_event_year() -> None:
     import numpy as np
 
-    from retriever.sample.world import EVENT, build_world
+    from tempbench.sample.world import EVENT, build_world
 
     w = build_world("tiny", 5)
     p710 = w.relation_ids.index("P710")

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from retriever.sample import generate_sample
+from tempbench.sample import generate_sample
 
 _SCRIPT = """
 import hashlib, json, sys
 from pathlib import Path
-from retriever.sample import generate_sample
+from tempbench.sample import generate_sample
 out = generate_sample(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]))
 files = sorted(p for p in out.rglob('*') if p.is_file())
 print(json.dumps({str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}))
@@ -46,8 +46,8 @@ def test_other_seed_other_bytes(tmp_path: Path) -> None:
 
 
 def test_default_sample_dir_is_used_by_the_cli(tmp_path: Path, monkeypatch) -> None:
-    from retriever.cli import main
-    from retriever.paths import default_sample_dir
+    from tempbench.cli import main
+    from tempbench.core.layout import default_sample_dir
 
     monkeypatch.setenv("TEMPBENCH_CACHE", str(tmp_path / "cache"))
     assert main(["sample", "--scale", "tiny", "--seed", "5"]) == 0

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from retriever.sample import generate_sample
+from tempbench.sample import generate_sample
 
 
 def test_full_scale_counts_and_invariants(tmp_path: Path) -> None:

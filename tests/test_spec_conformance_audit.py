@@ -143,7 +143,7 @@ def release(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rows(release, tmp_path_factory):
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     ctx = AuditContext(resolve_data(data=release), runs_dir=release / "runs", split="test",
                        cache_dir=tmp_path_factory.mktemp("cache"))
@@ -247,7 +247,7 @@ def test_anchor_recall_from_the_run_file(rows):
 
 
 def test_anchor_recall_with_the_linker_in_memory(release, tmp_path):
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
 
     ctx = AuditContext(resolve_data(data=release), split="test", cache_dir=tmp_path)
     got = {r["id"]: r for r in run_audit(ctx, select=("nonoracle.anchor",))}

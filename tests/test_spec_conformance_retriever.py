@@ -287,7 +287,7 @@ def test_oracle_aligns_with_benchmark_jsonl_by_question_id(tmp_path):
 
 def test_ambiguous_oracle_counted_in_run_meta(tmp_path):
     # SPEC §2.3 "count such cases in the run's metadata"; SPEC §6.1 meta fields.
-    from retriever.paths import resolve_data
+    from tempbench.data import resolve_data
     from retriever.runner import run_to_file
 
     root = tmp_path / "data"
@@ -308,7 +308,7 @@ def test_ambiguous_oracle_counted_in_run_meta(tmp_path):
     assert meta["counts"]["questions"] == 3 and meta["counts"]["no_anchor"] == 1
     for name, path in (("kg", data.kg), ("labels", data.labels), ("benchmark", data.benchmark)):
         assert meta["inputs"][name]["sha256"] == hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    import retriever
+    import tempbench as retriever
 
     assert meta["package"]["version"] == retriever.__version__
     assert isinstance(meta["timings"], dict) and "total_s" in meta["timings"]

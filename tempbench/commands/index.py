@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from retriever.paths import add_data_arguments, data_from_args
+from tempbench.data import add_data_arguments, data_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     """Build or load the index and print its statistics table."""
     import time
 
-    from retriever.console import info, print_table
+    from tempbench.core.console import info, print_table
     from retriever.index import load_index
 
     data = data_from_args(args)

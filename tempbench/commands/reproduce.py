@@ -24,7 +24,7 @@ SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench reproduce``."""
-    from retriever.paths import add_data_arguments
+    from tempbench.data import add_data_arguments
 
     parser.add_argument("--out", default="tempbench-out", metavar="DIR", help="output directory (default: ./tempbench-out)")
     parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
@@ -48,9 +48,9 @@ def diff_baselines(baselines_dir: Path, runs: dict[str, dict[Any, Any]], questio
     """Diff each baselines file against the run of its configuration (default: oracle)."""
     from eval.baselines import load_baseline
     from eval.diff import compare
-    from retriever.atomic import write_json
-    from retriever.console import info
-    from retriever.errors import TempbenchError
+    from tempbench.core.atomic import write_json
+    from tempbench.core.console import info
+    from tempbench.core.errors import TempbenchError
 
     results: dict[str, dict[str, Any]] = {}
     files = sorted(p for p in baselines_dir.rglob("*")
@@ -78,16 +78,16 @@ def diff_baselines(baselines_dir: Path, runs: dict[str, dict[Any, Any]], questio
 def run(args: argparse.Namespace) -> int:
     """Run, score, audit, diff and report; print the headline table."""
     from eval.audit import AuditContext, run_audit
-    from eval.commands.audit import audit_document
+    from tempbench.commands.audit import audit_document
     from eval.report import headline_rows, write_report
     from eval.runs import read_run
     from eval.scoring import score_run
-    from retriever.atomic import write_json
+    from tempbench.core.atomic import write_json
     from retriever.benchmark import load_benchmark, load_flags
     from retriever.config import SHIPPED, load_config
-    from retriever.console import info, print_table
-    from retriever.errors import ConfigError
-    from retriever.paths import data_from_args
+    from tempbench.core.console import info, print_table
+    from tempbench.core.errors import ConfigError
+    from tempbench.data import data_from_args
     from retriever.runner import run_to_file
 
     if args.workers < 1:

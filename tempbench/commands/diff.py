@@ -16,7 +16,7 @@ from typing import Any
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench diff``."""
-    from retriever.paths import add_data_arguments
+    from tempbench.data import add_data_arguments
 
     parser.add_argument("run", metavar="RUN", help="run file (SPEC §6.1)")
     parser.add_argument("baseline", metavar="BASELINE",
@@ -38,7 +38,7 @@ def run_config(run_path: Path, name: str | None) -> Any:
     import json
 
     from retriever.config import from_mapping, load_config
-    from retriever.runfile import meta_path
+    from tempbench.core.runfile import meta_path
 
     if name:
         return load_config(name)
@@ -55,7 +55,7 @@ def run_config(run_path: Path, name: str | None) -> Any:
 
 def print_diff(result: dict[str, Any], show: int = 10) -> None:
     """Summary, per-question details, metric deltas and sweep ranking, as tables."""
-    from retriever.console import info, print_table
+    from tempbench.core.console import info, print_table
 
     summ = result.get("summary")
     if summ:
@@ -108,11 +108,11 @@ def run(args: argparse.Namespace) -> int:
     from eval.baselines import EvidenceBaseline, load_baseline
     from eval.diff import compare, run_sweep
     from eval.runs import read_run
-    from retriever.atomic import write_json
+    from tempbench.core.atomic import write_json
     from retriever.benchmark import load_benchmark, load_flags
-    from retriever.console import info
-    from retriever.errors import ConfigError, TempbenchError
-    from retriever.paths import data_from_args
+    from tempbench.core.console import info
+    from tempbench.core.errors import ConfigError, TempbenchError
+    from tempbench.data import data_from_args
 
     run_path = Path(args.run)
     run_records = read_run(run_path)
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     if summ.get("run_questions") and summ.get("baseline_questions") and not summ.get("common_questions"):
         # Two files about different question sets (another dataset, another
         # split) are a mistake, not a diff: say so rather than list every id.
-        from eval.errors import RunMismatchError
+        from tempbench.core.errors import RunMismatchError
 
         run_ids = sorted(str(q) for q in run_records)
         raise RunMismatchError(
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--sweep: no {run_path.name[:-6] if run_path.name.endswith('.jsonl') else run_path.name}.meta.json "
                               "beside the run; give --config NAME")
         from retriever.index import load_index
-        from retriever.paths import default_index_cache
+        from tempbench.core.layout import default_index_cache
 
         data.require("kg")
         cache = Path(args.cache_dir) if args.cache_dir else default_index_cache()

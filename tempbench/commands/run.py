@@ -8,7 +8,7 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench run``."""
-    from retriever.paths import add_data_arguments
+    from tempbench.data import add_data_arguments
 
     parser.add_argument("--config", required=True, metavar="NAME|FILE",
                         help="shipped configuration (oracle, nonoracle, stale_blind, hop3_k25) or a TOML file")
@@ -45,9 +45,9 @@ def default_run_name(name: str, overrides: list[str]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run one configuration; print a summary table."""
     from retriever.config import load_config
-    from retriever.console import info, print_table
-    from retriever.paths import data_from_args
-    from retriever.runfile import meta_path
+    from tempbench.core.console import info, print_table
+    from tempbench.data import data_from_args
+    from tempbench.core.runfile import meta_path
     from retriever.runner import run_to_file
 
     config = load_config(args.config, args.set)

@@ -53,3 +53,15 @@ class ConfigError(TempbenchError):
 
 class MissingDataError(TempbenchError):
     """A required input file does not exist."""
+
+
+class EvidenceError(TempbenchError):
+    """An evidence item or gold triple that cannot be scored (SPEC §3.1).
+
+    Evidence handed to the scorer in memory has no file and line to name, so
+    the message names the question, the item position and what is missing.
+    """
+
+
+class RunMismatchError(TempbenchError):
+    """Run records and benchmark questions do not fit together (SPEC §3.2)."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from retriever.sample import names
+from tempbench.sample import names
 
 # Entity types, in internal index order.
 COUNTRY, CITY, PERSON, ORG, UNIVERSITY, TEAM, PARTY, POSITION, AWARD, EVENT = range(10)

@@ -11,7 +11,7 @@ from eval.trp_ccr import KEY_CHOICES
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``score`` and ``compare``."""
-    from retriever.paths import add_data_arguments
+    from tempbench.data import add_data_arguments
 
     parser.add_argument("--split", choices=("train", "dev", "test", "all"), help="score every benchmark question of this split; "
                         "questions absent from the run count as empty retrievals (SPEC §3.2) "
@@ -25,7 +25,7 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
 def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, dict[str, bool]] | None, Path | None]:
     """Benchmark records (id spaces merged when ``benchmark.jsonl`` is beside it) and flags."""
     from retriever.benchmark import load_benchmark, load_flags
-    from retriever.paths import data_from_args
+    from tempbench.data import data_from_args
 
     paths = data_from_args(args)
     paths.require("benchmark")
@@ -35,14 +35,14 @@ def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[st
     if paths.flags is not None and Path(paths.flags).exists():
         flags = load_flags(paths.flags)
     elif getattr(args, "flags", None):
-        from retriever.errors import MissingDataError
+        from tempbench.core.errors import MissingDataError
 
         raise MissingDataError(f"flags file not found: {args.flags}")
     return questions, flags, paths.flags if flags is not None else None
 
 
 def check_boot(args: argparse.Namespace) -> None:
-    from retriever.errors import ConfigError
+    from tempbench.core.errors import ConfigError
 
     if args.boot < 1:
         raise ConfigError(f"--boot must be at least 1, got {args.boot}")

@@ -15,22 +15,22 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from retriever.errors import TempbenchError
+from tempbench.core.errors import TempbenchError
 
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "reproduce": ("eval.commands.reproduce", "run the four paper configurations, score, audit, diff and write a report"),
-    "sample": ("retriever.commands.sample", "generate the TempBench-like stand-in data (SPEC §5)"),
-    "build-benchmark": ("retriever.commands.build_benchmark", "build a TempBench-style benchmark from any TGB edge list"),
-    "index": ("retriever.commands.index", "build (or load from cache) the KG arrays and the BM25 index"),
-    "labels": ("retriever.commands.labels", "harvest entity/relation labels from the benchmark files"),
-    "run": ("retriever.commands.run", "run the reference retriever and write a run file (SPEC §6.1)"),
-    "score": ("eval.commands.score", "score a run: TRP/CCR, negatives, rank metrics, ties, intervals (SPEC §3)"),
-    "score-answers": ("eval.commands.score_answers", "answer EM/F1, overall and without the interval slice (SPEC §3.6)"),
-    "compare": ("eval.commands.compare", "paired comparison of two runs on the same questions (SPEC §3.7)"),
-    "export-trec": ("eval.commands.export_trec", "write a run as a TREC run file plus qrels"),
-    "audit": ("eval.commands.audit", "recompute the dataset card's claims from data (SPEC §4)"),
-    "diff": ("eval.commands.diff", "diff a run against published baselines or another run (SPEC §6.3)"),
+    "reproduce": ("tempbench.commands.reproduce", "run the four paper configurations, score, audit, diff and write a report"),
+    "sample": ("tempbench.commands.sample", "generate the TempBench-like stand-in data (SPEC §5)"),
+    "build-benchmark": ("tempbench.commands.build_benchmark", "build a TempBench-style benchmark from any TGB edge list"),
+    "index": ("tempbench.commands.index", "build (or load from cache) the KG arrays and the BM25 index"),
+    "labels": ("tempbench.commands.labels", "harvest entity/relation labels from the benchmark files"),
+    "run": ("tempbench.commands.run", "run the reference retriever and write a run file (SPEC §6.1)"),
+    "score": ("tempbench.commands.score", "score a run: TRP/CCR, negatives, rank metrics, ties, intervals (SPEC §3)"),
+    "score-answers": ("tempbench.commands.score_answers", "answer EM/F1, overall and without the interval slice (SPEC §3.6)"),
+    "compare": ("tempbench.commands.compare", "paired comparison of two runs on the same questions (SPEC §3.7)"),
+    "export-trec": ("tempbench.commands.export_trec", "write a run as a TREC run file plus qrels"),
+    "audit": ("tempbench.commands.audit", "recompute the dataset card's claims from data (SPEC §4)"),
+    "diff": ("tempbench.commands.diff", "diff a run against published baselines or another run (SPEC §6.3)"),
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from eval.commands._common import add_scoring_arguments, check_boot, ci_text, load_inputs
+from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_text, load_inputs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from eval.runs import read_predictions, read_run
     from eval.scoring import evaluate, to_json
-    from retriever.atomic import write_json
-    from retriever.console import info
+    from tempbench.core.atomic import write_json
+    from tempbench.core.console import info
 
     check_boot(args)
     questions, flags, _ = load_inputs(args)
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 def print_report(result: dict[str, Any], title: str = "") -> None:
     """The human-readable tables of a SPEC §6.2 object."""
-    from retriever.console import info, print_table
+    from tempbench.core.console import info, print_table
 
     agg = result["trp_ccr"]
     ci = result["ci"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: ``--scale``, ``--seed``, ``--out``."""
-    from retriever.paths import DEFAULT_SCALE, DEFAULT_SEED
+    from tempbench.core.layout import DEFAULT_SCALE, DEFAULT_SEED
 
     parser.add_argument("--scale", choices=("small", "full", "tiny"), default=DEFAULT_SCALE,
                         help="small (default: ~2.5k entities, 40k rows, 1,500 questions), full (the real file's size: "
@@ -28,9 +28,9 @@ def run(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from retriever.console import info
-    from retriever.paths import default_sample_dir
-    from retriever.sample import generate_sample
+    from tempbench.core.console import info
+    from tempbench.core.layout import default_sample_dir
+    from tempbench.sample import generate_sample
 
     out = Path(args.out) if args.out else default_sample_dir(args.scale, args.seed)
     _check_out(out)
@@ -53,7 +53,7 @@ def _check_out(out: Path) -> None:
     ``MANIFEST.json``; e.g. a data root holding the real TGB file), is a user
     mistake, not something to overwrite.
     """
-    from retriever.errors import ConfigError
+    from tempbench.core.errors import ConfigError
 
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is an existing file; give a directory")
@@ -66,7 +66,7 @@ def _check_out(out: Path) -> None:
 
 def print_summary(manifest: dict, records: list[dict], flags: list[dict]) -> None:
     """Print KG counts, split x complexity x operator counts and functional shares."""
-    from retriever.console import print_table
+    from tempbench.core.console import print_table
 
     c = manifest["counts"]
     print_table("Generated KG", ["statistic", "value"], [

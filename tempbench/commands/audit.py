@@ -14,7 +14,7 @@ from typing import Any
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench audit``."""
-    from retriever.paths import add_data_arguments
+    from tempbench.data import add_data_arguments
 
     parser.add_argument("--runs", metavar="DIR", help="directory with <config>.jsonl run files (missing ones are run in memory)")
     parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
@@ -44,7 +44,7 @@ def audit_document(ctx: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
 def print_audit(rows: list[dict[str, Any]], title: str) -> None:
     """The audit table on stdout and a one-line verdict count on stderr."""
     from eval.audit import AUDIT_COLUMNS, table_rows, verdict_counts
-    from retriever.console import info, print_table
+    from tempbench.core.console import info, print_table
 
     print_table(title, AUDIT_COLUMNS, table_rows(rows))
     counts = verdict_counts(rows)
@@ -54,17 +54,17 @@ def print_audit(rows: list[dict[str, Any]], title: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Recompute and print every claim; exit 0 whatever the verdicts."""
     from eval.audit import AuditContext, load_claims, run_audit
-    from retriever.atomic import write_json
-    from retriever.console import info
-    from retriever.errors import ConfigError
-    from retriever.paths import data_from_args
+    from tempbench.core.atomic import write_json
+    from tempbench.core.console import info
+    from tempbench.core.errors import ConfigError
+    from tempbench.data import data_from_args
 
     claims, tolerances = load_claims(args.paper_numbers)
     if args.claim and not any(c.id.startswith(s) for c in claims for s in args.claim):
         raise ConfigError(f"--claim {' '.join(args.claim)} matches no claim (ids: {', '.join(c.id for c in claims)})")
     data = data_from_args(args)
     if args.runs is not None and not Path(args.runs).is_dir():
-        from retriever.errors import MissingDataError
+        from tempbench.core.errors import MissingDataError
 
         raise MissingDataError(f"--runs directory not found: {args.runs}")
     ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir)

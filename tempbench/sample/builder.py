@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from retriever.sample import templates
+from tempbench.sample import templates
 
 RELEASED_SPLITS = (("train", 6096, 601), ("dev", 871, 100), ("test", 1743, 163))
 OPERATORS = ("point_in_time", "interval", "before", "after", "first", "last")

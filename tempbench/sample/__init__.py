@@ -36,8 +36,8 @@ def generate_sample(out: Path, scale: str = "small", seed: int = 42) -> Path:
     seed:
         Seed of every random draw.
     """
-    from retriever.errors import ConfigError
-    from retriever.sample.write import write_sample
+    from tempbench.core.errors import ConfigError
+    from tempbench.sample.write import write_sample
 
     if scale not in SCALE_NAMES:
         raise ConfigError(f"unknown sample scale {scale!r} (expected one of {', '.join(SCALE_NAMES)})")

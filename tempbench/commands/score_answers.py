@@ -10,7 +10,7 @@ import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from retriever.paths import add_data_arguments
+    from tempbench.data import add_data_arguments
 
     parser.add_argument("predictions", metavar="PRED.jsonl", help="JSONL with id and prediction")
     parser.add_argument("--split", choices=("train", "dev", "test", "all"),
@@ -28,11 +28,11 @@ def run(args: argparse.Namespace) -> int:
 
     from eval.answers import answer_rows, answers_report
     from eval.bootstrap import bootstrap_ci, mean_metric
-    from eval.commands._common import check_boot, ci_text, load_inputs
-    from eval.errors import RunMismatchError
+    from tempbench.commands._scoring import check_boot, ci_text, load_inputs
+    from tempbench.core.errors import RunMismatchError
     from eval.runs import read_predictions
-    from retriever.atomic import write_json
-    from retriever.console import info, print_table
+    from tempbench.core.atomic import write_json
+    from tempbench.core.console import info, print_table
 
     check_boot(args)
     questions, _, _ = load_inputs(args)

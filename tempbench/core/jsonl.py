@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from retriever.errors import InputError, MissingDataError
+from tempbench.core.errors import InputError, MissingDataError
 
 
 def physical_lines(path: Path) -> Iterator[tuple[int, str]]:

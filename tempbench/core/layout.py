@@ -1,27 +1,28 @@
-"""Where things live: the generated default data, shipped configs, data roots.
+"""Where things live: the data-root layout (SPEC §1.5), caches and the shipped configs.
 
-The data root follows the release layout (SPEC §1.5). Without ``--data`` every
-command uses the generated sample (SPEC §5) under a per-user cache directory,
-generating it on first use.
+A data root holds the release files under fixed names; explicit single-file
+paths override them. This module only *finds* files: generating the default
+sample when no root is given is the application's job (:mod:`tempbench.data`).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from retriever.errors import MissingDataError
+from tempbench.core.errors import MissingDataError
 
 KG_FILE = "tkgl-smallpedia_edgelist.csv"
 LABELS_TSV = "labels.tsv"
 LABELS_JSON = "labels.json"
+BENCHMARK_DIR = "benchmark"
 BENCHMARK_LABELLED = "benchmark/benchmark_labelled.jsonl"
 BENCHMARK_IDS = "benchmark/benchmark.jsonl"
 FLAGS_FILE = "benchmark/functional_negatives.jsonl"
 BASELINES_DIR = "baselines"
+MANIFEST = "MANIFEST.json"
 
 DEFAULT_SCALE = "small"
 DEFAULT_SEED = 42
@@ -47,11 +48,11 @@ def default_index_cache() -> Path:
 
 
 def shipped_configs_dir() -> Path:
-    """The ``configs/`` directory, inside the wheel or in a source checkout."""
-    packaged = resources.files("retriever") / "configs"
+    """The ``configs/`` directory, inside the wheel (``tempbench/configs``) or in a source checkout."""
+    packaged = resources.files("tempbench") / "configs"
     if packaged.is_dir():
         return Path(str(packaged))
-    checkout = Path(__file__).resolve().parent.parent / "configs"
+    checkout = Path(__file__).resolve().parents[2] / "configs"
     if checkout.is_dir():
         return checkout
     raise MissingDataError("the shipped configs/ directory is missing from this installation")
@@ -76,6 +77,11 @@ class DataPaths:
             if path is None or not Path(path).exists():
                 raise MissingDataError(f"{name} file not found: {path} (give --{name.replace('_', '-')} or --data DIR)")
 
+    @property
+    def generated(self) -> bool:
+        """Whether the root was written by ``tempbench sample`` (it holds the sample's manifest)."""
+        return self.root is not None and (Path(self.root) / MANIFEST).exists()
+
 
 def _first_existing(root: Path, *names: str) -> Path | None:
     for name in names:
@@ -84,22 +90,19 @@ def _first_existing(root: Path, *names: str) -> Path | None:
     return None
 
 
-def resolve_data(
-    data: str | Path | None = None,
+def find_inputs(
+    root: str | Path | None,
     kg: str | Path | None = None,
     labels: str | Path | None = None,
     benchmark: str | Path | None = None,
     flags: str | Path | None = None,
 ) -> DataPaths:
-    """Resolve the input files from a data root plus single-file overrides.
+    """The input files of a data root, each overridable by an explicit path (SPEC §1.5).
 
-    With neither ``data`` nor ``kg``/``benchmark`` given, the generated default
-    sample is used (and generated if it is not there yet).
+    ``benchmark.jsonl`` and ``functional_negatives.jsonl`` are looked up beside
+    the labelled benchmark file; ``baselines/`` only under a root.
     """
-    if data is None and kg is None and benchmark is None:
-        root = ensure_default_sample()
-    else:
-        root = Path(data) if data is not None else None
+    root = Path(root) if root is not None else None
     if root is not None and not root.is_dir():
         raise MissingDataError(f"data directory not found: {root}")
 
@@ -124,37 +127,4 @@ def resolve_data(
         benchmark_ids=ids_path,
         flags=flags_path,
         baselines=baselines,
-    )
-
-
-def ensure_default_sample(scale: str = DEFAULT_SCALE, seed: int = DEFAULT_SEED) -> Path:
-    """Return the default sample directory, generating it on first use."""
-    out = default_sample_dir(scale, seed)
-    if not (out / "MANIFEST.json").exists():
-        from retriever.sample import generate_sample
-
-        generate_sample(out, scale=scale, seed=seed)
-    return out
-
-
-def add_data_arguments(parser: argparse.ArgumentParser, kg: bool = True, benchmark: bool = True) -> None:
-    """The shared ``--data/--kg/--labels/--benchmark/--flags`` options."""
-    group = parser.add_argument_group("data (default: the generated sample, SPEC §5)")
-    group.add_argument("--data", metavar="DIR", help="data root laid out like the release (SPEC §1.5)")
-    if kg:
-        group.add_argument("--kg", metavar="CSV", help="TGB edge list; overrides DIR/tkgl-smallpedia_edgelist.csv")
-        group.add_argument("--labels", metavar="FILE", help="labels TSV or JSON; overrides DIR/labels.tsv")
-    if benchmark:
-        group.add_argument("--benchmark", metavar="JSONL", help="benchmark_labelled.jsonl; overrides DIR/benchmark/")
-        group.add_argument("--flags", metavar="JSONL", help="functional_negatives.jsonl; default beside the benchmark")
-
-
-def data_from_args(args: argparse.Namespace) -> DataPaths:
-    """:func:`resolve_data` from parsed ``add_data_arguments`` options."""
-    return resolve_data(
-        data=getattr(args, "data", None),
-        kg=getattr(args, "kg", None),
-        labels=getattr(args, "labels", None),
-        benchmark=getattr(args, "benchmark", None),
-        flags=getattr(args, "flags", None),
     )

@@ -2,7 +2,7 @@
 
 Reads the KG with :func:`retriever.kg.load_edgelist` and the labels with
 :func:`retriever.labels.load_labels`, builds the questions with
-:func:`retriever.sample.builder.build_benchmark` and writes
+:func:`tempbench.sample.builder.build_benchmark` and writes
 ``OUT/benchmark/benchmark_labelled.jsonl``, ``benchmark.jsonl`` and
 ``functional_negatives.jsonl``.
 """
@@ -24,14 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and write the benchmark, then print its summary tables."""
-    from retriever import atomic
-    from retriever.commands.sample import summary_rows
-    from retriever.console import info, print_table
-    from retriever.errors import ConfigError
+    from tempbench.core import atomic
+    from tempbench.commands.sample import summary_rows
+    from tempbench.core.console import info, print_table
+    from tempbench.core.errors import ConfigError
     from retriever.kg import load_edgelist
     from retriever.labels import load_labels
-    from retriever.paths import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
-    from retriever.sample.builder import build_benchmark
+    from tempbench.core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
+    from tempbench.sample.builder import build_benchmark
 
     if args.target_n < 1:
         raise ConfigError(f"--target-n must be a positive integer, got {args.target_n}")

@@ -3,7 +3,7 @@
 One JSON object per line, compact separators, UTF-8 (``ensure_ascii=False``),
 keys in the order the retriever builds them, floats as Python's shortest
 round-trip ``repr``: the same run always gives the same bytes. Both files are
-written atomically (:mod:`retriever.atomic`).
+written atomically (:mod:`tempbench.core.atomic`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from retriever.atomic import atomic_open, write_json
-from retriever.errors import InputError
+from tempbench.core.atomic import atomic_open, write_json
+from tempbench.core.errors import InputError
 
 
 def dumps_record(record: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ import argparse
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from eval.trp_ccr import KEY_CHOICES
-    from retriever.paths import add_data_arguments
+    from tempbench.data import add_data_arguments
 
     parser.add_argument("run", metavar="RUN", help="run file or evidence JSONL")
     parser.add_argument("--out", metavar="PREFIX", help="output prefix: writes PREFIX.run and PREFIX.qrels (default: RUN without .jsonl)")
@@ -27,12 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from eval.commands._common import load_inputs
+    from tempbench.commands._scoring import load_inputs
     from eval.runs import read_run
     from eval.scoring import select
     from eval.trec import write_trec
     from eval.trp_ccr import resolve_question
-    from retriever.console import info
+    from tempbench.core.console import info
 
     questions, _, _ = load_inputs(args)
     records = read_run(args.run)

@@ -15,7 +15,7 @@ SLICE_METRICS = ("coverage", "TRP_macro", "CCR", "ndcg@10", "mrr")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from eval.commands._common import add_scoring_arguments
+    from tempbench.commands._scoring import add_scoring_arguments
 
     parser.add_argument("run_a", metavar="RUN_A", help="first run file or evidence JSONL")
     parser.add_argument("run_b", metavar="RUN_B", help="second run file or evidence JSONL")
@@ -50,12 +50,12 @@ def compare_evaluations(ev_a: Any, ev_b: Any, n_boot: int = 1000, n_perm: int = 
 
 
 def run(args: argparse.Namespace) -> int:
-    from eval.commands._common import check_boot, ci_text, load_inputs
-    from eval.errors import RunMismatchError
+    from tempbench.commands._scoring import check_boot, ci_text, load_inputs
+    from tempbench.core.errors import RunMismatchError
     from eval.runs import read_run
     from eval.scoring import evaluate
-    from retriever.atomic import write_json
-    from retriever.console import print_table
+    from tempbench.core.atomic import write_json
+    from tempbench.core.console import print_table
 
     check_boot(args)
     questions, flags, _ = load_inputs(args)
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print_table(f"by {field}", cols, rows)
     if args.json:
         write_json(args.json, result)
-        from retriever.console import info
+        from tempbench.core.console import info
 
         info(f"wrote {args.json}")
     return 0

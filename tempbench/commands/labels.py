@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from retriever.paths import add_data_arguments
+from tempbench.data import add_data_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,11 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Harvest, optionally merge, write the TSV atomically and print a summary."""
-    from retriever.atomic import atomic_open
-    from retriever.console import info, print_table
-    from retriever.errors import ConfigError
+    from tempbench.core.atomic import atomic_open
+    from tempbench.core.console import info, print_table
+    from tempbench.core.errors import ConfigError
     from retriever.labels import TSV_HEADER, combine_labels, harvest_labels, load_labels
-    from retriever.paths import data_from_args
+    from tempbench.data import data_from_args
 
     data = data_from_args(args)
     data.require("benchmark")

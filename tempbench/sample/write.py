@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retriever import atomic, paths
+from tempbench.core import atomic, layout as paths
 
 
 def edgelist_text(head: np.ndarray, tail: np.ndarray, relation: np.ndarray, year: np.ndarray,
@@ -39,9 +39,9 @@ def sha256_file(path: Path) -> str:
 
 
 def write_sample(out: Path, scale: str, seed: int) -> Path:
-    """Generate and write; see :func:`retriever.sample.generate_sample`."""
-    from retriever.sample.builder import build_benchmark
-    from retriever.sample.world import build_world
+    """Generate and write; see :func:`tempbench.sample.generate_sample`."""
+    from tempbench.sample.builder import build_benchmark
+    from tempbench.sample.world import build_world
 
     world = build_world(scale, seed)
     bench = build_benchmark(world.head, world.tail, world.relation, world.year, world.entity_ids, world.relation_ids,

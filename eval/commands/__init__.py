@@ -1,1 +1,0 @@
-"""Subcommands of ``tempbench`` that belong to the evaluation side."""

@@ -1,0 +1,60 @@
+"""The data a command runs on: the user's data root, or the generated default (SPEC §1.5, §5).
+
+Without ``--data`` (and without ``--kg``/``--benchmark``) every command uses the
+generated sample under the per-user cache, generating it on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tempbench.core.layout import DEFAULT_SCALE, DEFAULT_SEED, MANIFEST, DataPaths, default_sample_dir, find_inputs
+from tempbench.sample import generate_sample
+
+
+def ensure_default_sample(scale: str = DEFAULT_SCALE, seed: int = DEFAULT_SEED) -> Path:
+    """Return the default sample directory, generating it on first use."""
+    out = default_sample_dir(scale, seed)
+    if not (out / MANIFEST).exists():
+        generate_sample(out, scale=scale, seed=seed)
+    return out
+
+
+def resolve_data(
+    data: str | Path | None = None,
+    kg: str | Path | None = None,
+    labels: str | Path | None = None,
+    benchmark: str | Path | None = None,
+    flags: str | Path | None = None,
+) -> DataPaths:
+    """Resolve the input files from a data root plus single-file overrides.
+
+    With neither ``data`` nor ``kg``/``benchmark`` given, the generated default
+    sample is used (and generated if it is not there yet).
+    """
+    root = ensure_default_sample() if data is None and kg is None and benchmark is None else data
+    return find_inputs(root, kg=kg, labels=labels, benchmark=benchmark, flags=flags)
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, kg: bool = True, benchmark: bool = True) -> None:
+    """The shared ``--data/--kg/--labels/--benchmark/--flags`` options."""
+    group = parser.add_argument_group("data (default: the generated sample, SPEC §5)")
+    group.add_argument("--data", metavar="DIR", help="data root laid out like the release (SPEC §1.5)")
+    if kg:
+        group.add_argument("--kg", metavar="CSV", help="TGB edge list; overrides DIR/tkgl-smallpedia_edgelist.csv")
+        group.add_argument("--labels", metavar="FILE", help="labels TSV or JSON; overrides DIR/labels.tsv")
+    if benchmark:
+        group.add_argument("--benchmark", metavar="JSONL", help="benchmark_labelled.jsonl; overrides DIR/benchmark/")
+        group.add_argument("--flags", metavar="JSONL", help="functional_negatives.jsonl; default beside the benchmark")
+
+
+def data_from_args(args: argparse.Namespace) -> DataPaths:
+    """:func:`resolve_data` from parsed :func:`add_data_arguments` options."""
+    return resolve_data(
+        data=getattr(args, "data", None),
+        kg=getattr(args, "kg", None),
+        labels=getattr(args, "labels", None),
+        benchmark=getattr(args, "benchmark", None),
+        flags=getattr(args, "flags", None),
+    )
