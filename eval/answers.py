@@ -23,7 +23,11 @@ import re
 import string
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from tempbench.core.errors import InputError, MissingDataError
+from tempbench.core.jsonl import read_jsonl
 
 _PUNCT = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -132,3 +136,25 @@ def answers_report(rows: Sequence[Mapping[str, Any]], t_query_exposed: bool = Tr
         "t_query_exposed": t_query_exposed,
         "interval_leak_contaminated": bool(t_query_exposed and any(r["operator"] == "interval" for r in rows)),
     }
+
+
+def read_predictions(path: str | Path) -> dict[Any, str]:
+    """Read a predictions JSONL (``id``, ``prediction``) into ``{id: prediction}`` (SPEC §3.6)."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingDataError(f"predictions file not found: {path}")
+    out: dict[Any, str] = {}
+    for number, rec in read_jsonl(path, objects_only=False):
+        if not isinstance(rec, dict) or "id" not in rec or "prediction" not in rec:
+            raise InputError(path, number, "a record without 'id' and 'prediction'", '{"id": ..., "prediction": ...}')
+        if isinstance(rec["id"], (bool, float, list, dict)) or rec["id"] is None:
+            raise InputError(path, number, f"id is {rec['id']!r}", "a string id")
+        pred = rec["prediction"]
+        if pred is None:
+            pred = ""
+        if isinstance(pred, bool) or not isinstance(pred, (str, int, float)):
+            raise InputError(path, number, f"prediction is {pred!r}", "a string")
+        if rec["id"] in out:
+            raise InputError(path, number, f"duplicate id {rec['id']!r}", "one prediction per question")
+        out[rec["id"]] = str(pred)
+    return out

@@ -28,7 +28,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tempbench.core.errors import TempbenchError
+from eval.keyspace import KEY_CHOICES
+from eval.metric_tables import MetricBaseline, flatten_scores, resolve_slice
+from eval.scoring import score_run
+from eval.trp_ccr import aggregate, coverage_by, score_question
+from retriever import describe_variant, sweep_runs, sweep_variants
+from tempbench.core.errors import EvidenceError, TempbenchError
+from tempbench.core.runfile import RunRecords
+from tempbench.core.schema import format_span
 
 SPACES = ("id", "label", "line")
 _FIELDS = {"id": ("s_id", "r_id", "o_id"), "label": ("s", "r", "o")}
@@ -83,13 +90,8 @@ def show(item: Mapping[str, Any]) -> str:
     r = item.get("r") or item.get("r_id")
     o = item.get("o") or item.get("o_id")
     ts, te = item.get("t_start"), item.get("t_end")
-    t = "?" if ts is None else (_year(ts) if ts == te else f"{_year(ts)}-{_year(te)}")
+    t = "?" if ts is None else format_span(float(ts), float(te))
     return f"{s} | {r} | {o} | {t}"
-
-
-def _year(value: Any) -> str:
-    f = float(value)
-    return str(int(f)) if f.is_integer() else str(f)
 
 
 def diff_lists(run_items: Sequence[Mapping[str, Any]], base_items: Sequence[Mapping[str, Any]], space: str) -> dict[str, Any]:
@@ -245,16 +247,36 @@ def exact_share(run: Mapping[str, Sequence[Mapping[str, Any]]], baseline: Mappin
     return n, len(baseline)
 
 
+# --------------------------------------------------------------------------- items
+
+_ITEM_FIELDS = ("s", "r", "o", "s_id", "r_id", "o_id", "t_start", "t_end", "line")
+
+
+def diff_item(raw: Any) -> dict[str, Any]:
+    """An evidence item as read by :func:`~tempbench.core.runfile.read_run`, in the diff's form.
+
+    Every key of ``s r o s_id r_id o_id t_start t_end line`` is present
+    (``None`` where the item lacks it): ids and labels as strings, times as
+    floats. A 5-list left as a 5-list by the reader is in the label space.
+    """
+    item = dict.fromkeys(_ITEM_FIELDS)
+    if isinstance(raw, (list, tuple)):
+        raw = dict(zip(("s", "r", "o", "t_start", "t_end"), raw, strict=True))
+    for key in ("s", "r", "o", "s_id", "r_id", "o_id", "line"):
+        if raw.get(key) is not None:
+            item[key] = str(raw[key])
+    for key in ("t_start", "t_end"):
+        if raw.get(key) is not None:
+            item[key] = float(raw[key])
+    return item
+
+
+def run_evidence(run: Mapping[Any, Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """``{str(question id): evidence in the diff's form}`` of records read by ``read_run``."""
+    return {str(qid): [diff_item(it) for it in (rec.get("evidence") or [])] for qid, rec in run.items()}
+
+
 # --------------------------------------------------------------------------- metrics
-
-
-def flatten_scores(scores: Mapping[str, Any]) -> dict[tuple[str, str], float]:
-    """A SPEC §6.2 score object or §3.2 aggregate as ``{(slice, metric): value}``."""
-    from eval.baselines import _flatten_aggregate
-
-    out: dict = {}
-    _flatten_aggregate(dict(scores), None, out)
-    return {(sl, metric): v for (_, sl, metric), v in out.items()}
 
 
 def metric_deltas(run_values: Mapping[tuple[str, str], float], base_values: Mapping[tuple[str, str], float]) -> list[dict[str, Any]]:
@@ -283,51 +305,15 @@ def slice_values(values: Mapping[tuple[str, str], float]) -> dict[str, set[str]]
     return known
 
 
+def evidence_scores(questions_by_id: Mapping[str, Mapping[str, Any]], records: Mapping[Any, Mapping[str, Any]],
+                    qids: Sequence[str], key: str = "auto") -> dict[tuple[str, str], float]:
+    """TRP/CCR/coverage overall and by slice (SPEC §3.1-§3.2) of ``qids``, flattened."""
+    by_str = {str(qid): rec for qid, rec in records.items()}
+    rows = [score_question(questions_by_id[q], by_str[q].get("evidence") or [], key) for q in qids]
+    return flatten_scores({"trp_ccr": aggregate(rows), "coverage": coverage_by(rows)})
+
+
 # --------------------------------------------------------------------------- sweep
-
-#: Line-template candidates of the sweep (SPEC §2.5 decision): the default first.
-LINE_TEMPLATES = (
-    "{s} | {r} | {o} | {t}",
-    "{s} {r} {o} {t}",
-    "({s}, {r}, {o}, {t})",
-    "{s} | {r} | {o}",
-)
-
-
-def sweep_variants(base: Any, line_templates: Sequence[str] = LINE_TEMPLATES) -> list[dict[str, Any]]:
-    """Every combination of the decision options of SPEC §2 around ``base``.
-
-    The options are cap scope, cap counting, the line template candidates, the
-    linker's matching (only when the configuration uses the linker: it changes
-    nothing for the oracle) and whether the query carries ``t_query``. The
-    first variant is ``base`` itself; each variant is the mapping of the keys
-    it changes.
-    """
-    axes: list[tuple[str, list[Any]]] = [
-        ("cap_scope", ["per_hop", "per_node"]),
-        ("cap_counts", ["rows", "unique_triples"]),
-        ("line_template", list(line_templates)),
-        ("query_includes_t_query", [False, True]),
-    ]
-    if getattr(base, "anchor", "oracle") == "linker":
-        axes.append(("linker_match", ["substring", "word"]))
-    # Put the base's own value first on each axis so variant 0 is the base.
-    ordered = []
-    for key, values in axes:
-        own = getattr(base, key)
-        ordered.append((key, [own] + [v for v in values if v != own]))
-    variants = []
-    for combo in itertools.product(*(values for _, values in ordered)):
-        changes = {key: value for (key, _), value in zip(ordered, combo, strict=True) if value != getattr(base, key)}
-        variants.append(changes)
-    return variants
-
-
-def describe_variant(changes: Mapping[str, Any]) -> str:
-    """``"default"`` or ``key=value, key=value`` for a sweep variant."""
-    if not changes:
-        return "default"
-    return ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={str(v).lower()}" for k, v in changes.items())
 
 
 def run_sweep(
@@ -336,26 +322,19 @@ def run_sweep(
     questions: Sequence[Mapping[str, Any]],
     baseline: Mapping[str, Sequence[Mapping[str, Any]]],
     base_form: str = "triple",
-    line_templates: Sequence[str] = LINE_TEMPLATES,
 ) -> list[dict[str, Any]]:
-    """Rerun the retriever for every sweep variant and rank by exact-match share.
-
-    Each question's anchor and candidate pool are computed once per distinct
-    anchor/BFS setting (:func:`retriever.pipeline.pool_key`); variants that
-    differ only in ranking options (line template, ``t_query`` in the query,
-    ...) re-rank the shared pool with :meth:`retriever.pipeline.Retriever.rank`,
-    which gives the same evidence as a full rerun.
+    """Rerun the retriever for every sweep variant (:mod:`retriever.sweep`) and rank by exact-match share.
 
     Parameters
     ----------
     index:
-        A loaded :class:`retriever.index.KGIndex`.
+        A loaded :class:`retriever.KGIndex`.
     base:
-        The :class:`retriever.config.RetrieverConfig` the variants start from.
+        The :class:`retriever.RetrieverConfig` the variants start from.
     questions:
         Benchmark questions (SPEC §1.3) for the baseline's question ids.
     baseline:
-        Question id -> evidence items.
+        Question id -> evidence items (:func:`run_evidence`).
 
     Returns
     -------
@@ -363,21 +342,11 @@ def run_sweep(
         ``{variant, changes, exact, n, share}`` sorted by ``share`` descending,
         then fewer changed keys, then sweep order (so the default wins ties).
     """
-    from retriever.pipeline import Retriever, pool_key
-    from tempbench.core.progress import progress
-
     wanted = [q for q in questions if str(q["id"]) in baseline]
-    variants = sweep_variants(base, line_templates)
+    variants = sweep_variants(base)
     results = []
     space = None
-    pools: dict[tuple, list[Any]] = {}  # pool key -> expansion of every wanted question
-    for order, changes in enumerate(progress(variants, total=len(variants), description="sweep")):
-        config = base.replace(**changes) if changes else base
-        retriever = Retriever(index, config)
-        key = pool_key(config)
-        if key not in pools:
-            pools[key] = [retriever.expand(q) for q in wanted]
-        run = {str(q["id"]): retriever.rank(q, pool)[0] for q, pool in zip(wanted, pools[key], strict=True)}
+    for order, (changes, run) in enumerate(sweep_runs(index, base, wanted, variants)):
         if space is None or base_form == "line":
             space = choose_space(
                 itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form
@@ -394,41 +363,14 @@ def run_sweep(
 # --------------------------------------------------------------------------- the whole comparison
 
 
-def run_evidence(run: Mapping[Any, Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """``{str(question id): evidence}`` of a run read by :func:`eval.runs.read_run`."""
-    return {str(qid): list(rec.get("evidence") or []) for qid, rec in run.items()}
-
-
-def _scorable(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
-    """Items as triple dicts the scorer accepts, or ``None`` when one cannot be scored."""
-    out = []
-    for it in items:
-        if it.get("t_start") is None or it.get("t_end") is None:
-            return None
-        d = {k: it[k] for k in ("s", "r", "o", "s_id", "r_id", "o_id") if it.get(k) is not None}
-        if not (all(k in d for k in ("s", "r", "o")) or all(k in d for k in ("s_id", "r_id", "o_id"))):
-            return None
-        d["t_start"], d["t_end"] = it["t_start"], it["t_end"]
-        out.append(d)
-    return out
-
-
-def evidence_scores(questions_by_id: Mapping[str, Mapping[str, Any]], evidence: Mapping[str, Sequence[Mapping[str, Any]]],
-                    qids: Sequence[str]) -> dict[tuple[str, str], float]:
-    """TRP/CCR/coverage overall and by slice (SPEC §3.1-§3.2) of ``qids``, flattened."""
-    from eval.trp_ccr import aggregate, coverage_by, score_question
-
-    rows = [score_question(questions_by_id[q], evidence[q]) for q in qids]
-    return flatten_scores({"trp_ccr": aggregate(rows), "coverage": coverage_by(rows)})
-
-
 def compare(
     run: Mapping[Any, Mapping[str, Any]],
-    baseline: Any,
+    baseline: RunRecords | MetricBaseline,
     questions: Sequence[Mapping[str, Any]] | None = None,
     flags: Mapping[Any, Mapping[str, bool]] | None = None,
     config: str | None = None,
     space: str = "auto",
+    key: str = "auto",
 ) -> dict[str, Any]:
     """Diff a run against a loaded baseline (:func:`eval.baselines.load_baseline`).
 
@@ -437,13 +379,16 @@ def compare(
     run:
         ``{question id: run record}``.
     baseline:
-        :class:`~eval.baselines.EvidenceBaseline` or :class:`~eval.baselines.MetricBaseline`.
+        Per-question evidence (:class:`~tempbench.core.runfile.RunRecords`) or
+        a :class:`~eval.metric_tables.MetricBaseline`.
     questions, flags:
         Benchmark records and functional flags, for the metric deltas (omitted
         when ``None``).
     config:
         The run's configuration name: selects the rows of a metric table that
         names configurations.
+    key:
+        Key space of the metric deltas (SPEC §3.1).
 
     Returns
     -------
@@ -452,20 +397,19 @@ def compare(
         ``questions`` (as :func:`diff_evidence`); ``metrics`` (rows of
         :func:`metric_deltas`) or ``metrics_note`` saying why there are none.
     """
-    from eval.baselines import EvidenceBaseline, resolve_slice
-
-    out: dict[str, Any] = {"baseline": str(baseline.path), "baseline_kind": baseline.kind}
+    if key not in KEY_CHOICES:
+        raise TempbenchError(f"unknown key space {key!r}; expected one of {', '.join(KEY_CHOICES)}")
+    kind = "metrics" if isinstance(baseline, MetricBaseline) else "evidence"
+    out: dict[str, Any] = {"baseline": str(baseline.path), "baseline_kind": kind}
     by_id = {str(q["id"]): q for q in questions} if questions is not None else None
-    if isinstance(baseline, EvidenceBaseline):
+    if kind == "evidence":
         ev = run_evidence(run)
-        out.update(diff_evidence(ev, baseline.records, baseline.item_form, space))
+        base_ev = run_evidence(baseline)
+        out.update(diff_evidence(ev, base_ev, baseline.item_form, space))
         out["item_form"] = baseline.item_form
-        common = [q for q in baseline.records if q in ev]
-        scorable = {q: _scorable(baseline.records[q]) for q in common}
+        common = [q for q in base_ev if q in ev]
         if by_id is None:
             out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
-        elif any(v is None for v in scorable.values()):
-            out["metrics_note"] = "baseline items cannot be scored (not triples with a time): metric deltas skipped"
         elif not common:
             out["metrics_note"] = "no question in common"
         else:
@@ -473,9 +417,12 @@ def compare(
             if unknown:
                 out["metrics_note"] = f"{len(unknown)} question id(s) not in the benchmark, e.g. {unknown[0]!r}: metric deltas skipped"
             else:
-                run_values = evidence_scores(by_id, ev, common)
-                base_values = evidence_scores(by_id, scorable, common)
-                out["metrics"] = metric_deltas(run_values, base_values)
+                try:
+                    base_values = evidence_scores(by_id, baseline, common, key)
+                except EvidenceError as exc:
+                    out["metrics_note"] = f"baseline items cannot be scored ({exc}): metric deltas skipped"
+                else:
+                    out["metrics"] = metric_deltas(evidence_scores(by_id, run, common, key), base_values)
         return out
     # A metric table: score the run, then compare every (slice, metric) the table has.
     configs = baseline.configs()
@@ -492,9 +439,7 @@ def compare(
     if questions is None:
         out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
         return out
-    from eval.scoring import score_run
-
-    scores = score_run(dict(run), list(questions), flags, split=None, n_boot=1)
+    scores = score_run(dict(run), list(questions), flags, split=None, n_boot=1, key=key)
     run_values = flatten_scores(scores)
     known = slice_values(run_values)
     base_values = {(resolve_slice(sl, known), metric): v for (cfg, sl, metric), v in baseline.values.items() if cfg == chosen}

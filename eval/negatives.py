@@ -19,8 +19,10 @@ with the matching item, for replaced hop ``(s*, r*, o*)`` and replacement
 * ``dist_same_triple``: ``(s', r', o')`` at any time;
 * ``dist_same_relation``: ``(s*, r*)`` with an object other than ``o*``.
 
-Items are compared in their own key space (SPEC §3.1); the benchmark triple is
-taken in that space.
+``S_star`` and the variant are compared in one space for the whole question
+(:func:`comparison_space`: ids when both lists carry them); evidence items are
+then matched in their own key space (SPEC §3.1), the benchmark triple taken in
+that space. The audit (:mod:`eval.audit`) uses the same pair.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from eval.trp_ccr import GoldTriple, Resolved, _gold_triples
+from eval.keyspace import GoldTriple, Resolved, gold_triples
+from tempbench.core.schema import valid_at
 
 RATE_NAMES: tuple[str, ...] = (
     "stale_exact",
@@ -41,29 +44,54 @@ RATE_NAMES: tuple[str, ...] = (
 TYPES = {"stale": ("S_stale", "stale_functional"), "dist": ("S_dist", "dist_functional")}
 
 
-def replaced_pair(
-    question: Mapping[str, Any], variant: str, space: str, star: list[GoldTriple] | None = None
-) -> tuple[GoldTriple, GoldTriple] | None:
-    """``(replaced hop, replacement)`` when exactly one triple differs, else None.
+def comparison_space(triples: list[GoldTriple], key: str = "auto") -> str | None:
+    """The space ``S_star`` and a variant are compared in (SPEC §3.1, §3.3).
 
-    ``star`` is the already parsed ``S_star`` when the caller has it.
+    ``key='auto'``: ids when every triple of both lists carries ids, else labels
+    when every one carries labels (so a homonym replacement, same label and
+    another id, is one differing triple); ``'label'``/``'id'`` force a space.
+    ``None`` when the lists share no space.
+    """
+    spaces = set.intersection(*(set(t.keys) for t in triples)) if triples else set()
+    if key != "auto":
+        return key if key in spaces else None
+    return "id" if "id" in spaces else ("label" if "label" in spaces else None)
+
+
+def differing_triples(
+    question: Mapping[str, Any], variant: str, key: str = "auto", star: list[GoldTriple] | None = None
+) -> tuple[list[GoldTriple], list[GoldTriple]]:
+    """``(S_star triples missing from the variant, variant triples missing from S_star)`` (SPEC §3.3).
+
+    Triples are compared on all five fields ``(s, r, o, t_start, t_end)`` in
+    :func:`comparison_space`, as sets (a triple listed twice is one triple),
+    each side in its list's order. Both empty when the variant is absent or the
+    lists share no space. ``star`` is the already parsed ``S_star`` when the
+    caller has it.
     """
     if question.get(variant) is None:
-        return None  # no variant to compare: not evaluable for this type
+        return [], []
     if star is None:
-        star = _gold_triples(question, "S_star")
-    other = _gold_triples(question, variant)
-    spaces = set.intersection(*(set(t.keys) for t in star + other)) if star + other else set()
-    if not spaces:
-        return None
-    cmp_space = space if space in spaces else sorted(spaces)[0]
-    star_five = {t.five(cmp_space): t for t in star}
-    other_five = {t.five(cmp_space): t for t in other}
-    gone = [k for k in star_five if k not in other_five]
-    new = [k for k in other_five if k not in star_five]
+        star = gold_triples(question, "S_star")
+    other = gold_triples(question, variant)
+    space = comparison_space(star + other, key)
+    if space is None:
+        return [], []
+    star_five = {t.five(space): t for t in star}
+    other_five = {t.five(space): t for t in other}
+    gone = [t for k, t in star_five.items() if k not in other_five]
+    new = [t for k, t in other_five.items() if k not in star_five]
+    return gone, new
+
+
+def replaced_pair(
+    question: Mapping[str, Any], variant: str, key: str = "auto", star: list[GoldTriple] | None = None
+) -> tuple[GoldTriple, GoldTriple] | None:
+    """``(replaced hop, replacement)`` when exactly one triple differs each way, else ``None`` (SPEC §3.3)."""
+    gone, new = differing_triples(question, variant, key, star)
     if len(gone) != 1 or len(new) != 1:
         return None
-    return star_five[gone[0]], other_five[new[0]]
+    return gone[0], new[0]
 
 
 def question_indicators(question: Mapping[str, Any], res: Resolved) -> dict[str, bool | None]:
@@ -71,7 +99,7 @@ def question_indicators(question: Mapping[str, Any], res: Resolved) -> dict[str,
     tq = res.tq
     out: dict[str, bool | None] = dict.fromkeys(RATE_NAMES)
     for kind, (variant, _flag) in TYPES.items():
-        pair = replaced_pair(question, variant, res.gold_space, res.gold or None)
+        pair = replaced_pair(question, variant, res.key, res.gold or None)
         if pair is None:
             continue
         hop, repl = pair
@@ -80,7 +108,7 @@ def question_indicators(question: Mapping[str, Any], res: Resolved) -> dict[str,
             five = (*it.srot, it.t_start, it.t_end)
             hop_srot = hop.keys.get(it.space)
             repl_five = repl.five(it.space)
-            invalid = not (it.t_start <= tq <= it.t_end)
+            invalid = not valid_at(it.t_start, it.t_end, tq)
             if repl_five is not None and five == repl_five:
                 exact = True
             if kind == "stale":

@@ -16,8 +16,9 @@ macro-averaged over questions with ``|rel| > 0``; questions with an empty
 
 Two layers, as in ranx: :func:`rank_kernel` works on a numeric matrix of gains
 (binary hits, or hit probabilities for the tie-aware expectation of §3.5, which
-is linear in them), and :func:`hit_list` / :func:`rank_metrics` are the typed
-wrappers from resolved questions. ``backend='ir_measures'`` computes the same
+is linear in them), and :func:`rank_metrics` is the typed wrapper from resolved
+questions (hits from :func:`eval.relevance.hit_list`). The metrics are the
+declared :data:`eval.measures.RANK_MEASURES`. ``backend='ir_measures'`` computes the same
 quantities with ``ir_measures`` (pytrec_eval) from the TREC form of
 :mod:`eval.trec`; the test suite checks that both agree on thousands of random
 runs. The kernel is the default because it is ten times faster.
@@ -30,34 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from eval.trp_ccr import Resolved
+from eval.keyspace import Resolved
+from eval.measures import RANK_MEASURES, Measure
+from eval.relevance import hit_list
+from eval.trec import trec_run_and_qrels
+from tempbench.core.errors import ConfigError
 
-KS: tuple[int, ...] = (1, 5, 10, 15, 25)
-
-
-def metric_names(ks: Sequence[int] = KS) -> list[str]:
-    """``recall@k`` for each k, then ``ndcg@k`` for each k, then ``mrr``."""
-    return [f"recall@{k}" for k in ks] + [f"ndcg@{k}" for k in ks] + ["mrr"]
-
-
-def hit_list(res: Resolved) -> tuple[list[bool], int]:
-    """Hit indicators of the deduplicated returned list, and ``|rel|`` (SPEC §3.4)."""
-    tq = res.tq
-    rel = {c for c, valid in enumerate(res.class_valid) if valid}
-    seen: set[tuple[Any, ...]] = set()
-    done: set[int] = set()
-    flags: list[bool] = []
-    for it in res.items:
-        whole = it.whole
-        if whole in seen:
-            continue  # a repeated item neither helps nor pushes later items down
-        seen.add(whole)
-        hit = it.cls in rel and it.t_start <= tq <= it.t_end and it.cls not in done
-        if hit:
-            done.add(it.cls)
-        flags.append(hit)
-    return flags, len(rel)
-
+BACKENDS = ("kernel", "ir_measures")
 
 def to_matrix(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
     """Stack ragged per-question gain lists into an ``(n, width)`` float matrix (zero padded)."""
@@ -73,8 +53,8 @@ def _discount(width: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
 
 
-def rank_kernel(gains: np.ndarray, n_rel: np.ndarray, ks: Sequence[int] = KS) -> dict[str, np.ndarray]:
-    """Per-question recall@k, nDCG@k and MRR from a gain matrix.
+def rank_kernel(gains: np.ndarray, n_rel: np.ndarray, measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, np.ndarray]:
+    """Per-question recall@k, nDCG@k and MRR (as declared in ``measures``) from a gain matrix.
 
     Parameters
     ----------
@@ -84,15 +64,17 @@ def rank_kernel(gains: np.ndarray, n_rel: np.ndarray, ks: Sequence[int] = KS) ->
         are linear in it; MRR is only meaningful for 0/1 gains).
     n_rel:
         ``|rel|`` per question.
+    measures:
+        Which metrics, in output order (families ``recall``, ``ndcg``, ``mrr``).
 
     Returns
     -------
     dict
-        name -> float array of length n; NaN where ``n_rel == 0``.
+        measure name -> float array of length n; NaN where ``n_rel == 0``.
     """
     gains = np.asarray(gains, dtype=np.float64)
     n, width = gains.shape
-    kmax = max(ks)
+    kmax = max([m.cutoff for m in measures if m.cutoff is not None] or [1])
     if width < kmax:
         gains = np.concatenate([gains, np.zeros((n, kmax - width))], axis=1)
         width = kmax
@@ -104,15 +86,18 @@ def rank_kernel(gains: np.ndarray, n_rel: np.ndarray, ks: Sequence[int] = KS) ->
     hits_cum = np.cumsum(gains, axis=1)
     dcg_cum = np.cumsum(gains * disc, axis=1)
     out: dict[str, np.ndarray] = {}
-    for k in ks:
-        out[f"recall@{k}"] = np.where(has_rel, hits_cum[:, k - 1] / safe_rel, np.nan)
-    for k in ks:
-        idcg = ideal_cum[np.minimum(safe_rel, k)]
-        out[f"ndcg@{k}"] = np.where(has_rel, dcg_cum[:, k - 1] / idcg, np.nan)
-    positive = gains > 0
-    any_hit = positive.any(axis=1)
-    first = np.argmax(positive, axis=1)
-    out["mrr"] = np.where(has_rel, np.where(any_hit, 1.0 / (first + 1), 0.0), np.nan)
+    for m in measures:
+        if m.family == "recall":
+            out[m.name] = np.where(has_rel, hits_cum[:, m.cutoff - 1] / safe_rel, np.nan)
+        elif m.family == "ndcg":
+            idcg = ideal_cum[np.minimum(safe_rel, m.cutoff)]
+            out[m.name] = np.where(has_rel, dcg_cum[:, m.cutoff - 1] / idcg, np.nan)
+        elif m.family == "mrr":
+            positive = gains > 0
+            first = np.argmax(positive, axis=1)
+            out[m.name] = np.where(has_rel, np.where(positive.any(axis=1), 1.0 / (first + 1), 0.0), np.nan)
+        else:
+            raise ConfigError(f"{m.name} is not a rank metric (expected recall@k, ndcg@k or mrr)")
     return out
 
 
@@ -123,7 +108,8 @@ def macro(values: np.ndarray) -> float | None:
     return float(values[mask].mean()) if mask.any() else None
 
 
-def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS, backend: str = "kernel") -> dict[str, Any]:
+def rank_metrics(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_MEASURES,
+                 backend: str = "kernel") -> dict[str, Any]:
     """Per-question arrays and macro values of the SPEC §3.4 metrics.
 
     ``backend='kernel'`` (default) uses :func:`rank_kernel`; ``'ir_measures'``
@@ -133,9 +119,7 @@ def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS, backend: 
     Returns ``{'per_question': {name: array}, 'macro': {name: value},
     'n_rel': array, 'n_evaluated': int, 'n_empty_rel': int}``.
     """
-    if backend not in ("kernel", "ir_measures"):
-        from tempbench.core.errors import ConfigError
-
+    if backend not in BACKENDS:
         raise ConfigError(f"unknown rank-metric backend {backend!r} (expected kernel or ir_measures)")
     lists = []
     n_rel = np.zeros(len(resolved), dtype=np.int64)
@@ -144,10 +128,10 @@ def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS, backend: 
         lists.append(flags)
         n_rel[i] = nr
     if backend == "ir_measures":
-        per_q = _ir_measures_per_question(resolved, n_rel, ks)
+        per_q = _ir_measures_per_question(resolved, n_rel, measures)
     else:
-        width = max([max(ks)] + [len(x) for x in lists])
-        per_q = rank_kernel(to_matrix(lists, width), n_rel, ks)
+        width = max([m.cutoff or 1 for m in measures] + [len(x) for x in lists])
+        per_q = rank_kernel(to_matrix(lists, width), n_rel, measures)
     return {
         "per_question": per_q,
         "macro": {name: macro(v) for name, v in per_q.items()},
@@ -157,7 +141,8 @@ def rank_metrics(resolved: Sequence[Resolved], ks: Sequence[int] = KS, backend: 
     }
 
 
-def _ir_measures_per_question(resolved: Sequence[Resolved], n_rel: np.ndarray, ks: Sequence[int]) -> dict[str, np.ndarray]:
+def _ir_measures_per_question(resolved: Sequence[Resolved], n_rel: np.ndarray,
+                              measures: Sequence[Measure]) -> dict[str, np.ndarray]:
     """Per-question values from ``ir_measures`` (pytrec_eval backend).
 
     Runs and qrels are built by :func:`eval.trec.trec_run_and_qrels`; the rank
@@ -169,22 +154,21 @@ def _ir_measures_per_question(resolved: Sequence[Resolved], n_rel: np.ndarray, k
     import ir_measures
     from ir_measures import RR, R, nDCG
 
-    from eval.trec import trec_run_and_qrels
-
     run, qrels = trec_run_and_qrels(resolved)
-    measures = [R @ k for k in ks] + [nDCG @ k for k in ks] + [RR]
-    names = metric_names(ks)
+    library = {"recall": lambda k: R @ k, "ndcg": lambda k: nDCG @ k, "mrr": lambda _k: RR}
+    names = [m.name for m in measures]
+    theirs = [library[m.family](m.cutoff) for m in measures]
     row_of = {str(res.qid): i for i, res in enumerate(resolved)}
     out = {name: np.where(n_rel > 0, 0.0, np.nan) for name in names}
     qrels_list = [ir_measures.Qrel(q, d, rel) for q, docs in qrels.items() for d, rel in docs.items()]
     run_list = [ir_measures.ScoredDoc(q, d, sc) for q, docs in run.items() for d, sc in docs.items()]
     if qrels_list and run_list:
-        by_measure = dict(zip(measures, names, strict=True))
-        for m in ir_measures.iter_calc(measures, qrels_list, run_list):
+        by_measure = dict(zip(theirs, names, strict=True))
+        for m in ir_measures.iter_calc(theirs, qrels_list, run_list):
             out[by_measure[m.measure]][row_of[m.query_id]] = m.value
     return out
 
 
-def rank_metrics_ir_measures(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, float | None]:
+def rank_metrics_ir_measures(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, float | None]:
     """Macro values of SPEC §3.4 computed by ``ir_measures`` (see :func:`rank_metrics`)."""
-    return rank_metrics(resolved, ks, backend="ir_measures")["macro"]
+    return rank_metrics(resolved, measures, backend="ir_measures")["macro"]

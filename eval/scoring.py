@@ -14,8 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from eval.answers import answer_rows as make_answer_rows
+from eval.answers import answers_report
+from eval.bootstrap import RatioMetric, bootstrap_ci, mean_metric
+from eval.keyspace import Resolved, resolve_question
+from eval.negatives import negatives_report
+from eval.rank import rank_metrics
+from eval.ties import tie_report
+from eval.trp_ccr import aggregate, coverage_by, row_from_resolved
 from tempbench.core.errors import EvidenceError, RunMismatchError
-from eval.trp_ccr import Resolved, aggregate, coverage_by, resolve_question, row_from_resolved
 
 BY = ("complexity", "operator")
 
@@ -77,10 +84,6 @@ def evaluate(
     rank_backend: str = "kernel",
 ) -> Evaluation:
     """Resolve every scored question once and compute all per-question metrics."""
-    from eval.negatives import negatives_report
-    from eval.rank import rank_metrics
-    from eval.ties import tie_report
-
     chosen, records, missing, outside = select(run, questions, split)
     resolved = []
     for q, rec in zip(chosen, records, strict=True):
@@ -93,8 +96,6 @@ def evaluate(
     rows = [row_from_resolved(r) for r in resolved]
     answer_rows = None
     if predictions is not None:
-        from eval.answers import answer_rows as make_answer_rows
-
         known = {q["id"] for q in questions}
         unknown = [qid for qid in predictions if qid not in known]
         if unknown:
@@ -116,8 +117,6 @@ def evaluate(
 
 def headline_metrics(ev: Evaluation, index: np.ndarray | None = None) -> dict[str, Any]:
     """Every headline metric as a :class:`~eval.bootstrap.RatioMetric` (optionally on a subset)."""
-    from eval.bootstrap import RatioMetric, mean_metric
-
     sel = np.arange(len(ev.rows)) if index is None else np.asarray(index, dtype=np.int64)
     n_ret = np.array([r["n_ret"] for r in ev.rows], dtype=np.float64)[sel]
     hits = np.array([r["hits"] for r in ev.rows], dtype=np.float64)[sel]
@@ -150,9 +149,6 @@ def to_json(
     ev: Evaluation, n_boot: int = 1000, seed: int = 0, t_query_exposed: bool = True, by: Sequence[str] = BY
 ) -> dict[str, Any]:
     """The SPEC §6.2 object."""
-    from eval.answers import answers_report
-    from eval.bootstrap import bootstrap_ci
-
     out: dict[str, Any] = {
         "trp_ccr": aggregate(ev.rows, by=by),
         "coverage": coverage_by(ev.rows, by=by),

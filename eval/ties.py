@@ -88,12 +88,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from eval.rank import KS, hit_list, rank_kernel, to_matrix
-from eval.trp_ccr import Item, Resolved
+from eval.keyspace import Resolved
+from eval.measures import RANK_MEASURES, Measure
+from eval.rank import rank_kernel, to_matrix
+from eval.relevance import hit_list
+from eval.trp_ccr import is_hit as _is_hit
+from tempbench.core.schema import valid_at
 
-
-def _is_hit(it: Item, tq: float) -> bool:
-    return it.cls >= 0 and it.t_start <= tq <= it.t_end
+#: The rank metrics whose expectation is linear in the hit probabilities.
+ADDITIVE = ("recall", "ndcg")
 
 
 def cutoff_group(res: Resolved) -> tuple[list[int], int]:
@@ -221,17 +224,20 @@ def first_offset_dist(g: int, t: int, cap: int, dead: int, mults: Sequence[int])
     return [t * x / denom for x in acc]  # one correctly rounded division per offset
 
 
-def _metric_gains(rank: int, n_rel: int, ks: Sequence[int]) -> np.ndarray:
-    """Contribution of one hit at 1-based ``rank`` to recall@k then nDCG@k (as :func:`rank_kernel`)."""
+def _metric_gains(rank: int, n_rel: int, additive: Sequence[Measure]) -> np.ndarray:
+    """Contribution of one hit at 1-based ``rank`` to each additive measure (as :func:`rank_kernel`)."""
     disc = 1.0 / np.log2(rank + 1.0)
-    ideal = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, max(ks) + 2, dtype=np.float64)))])
-    inside = np.array([rank <= k for k in ks], dtype=np.float64)
-    idcg = np.array([ideal[min(n_rel, k)] for k in ks])
-    return np.concatenate([inside / n_rel, inside * disc / idcg])
+    kmax = max(m.cutoff for m in additive)
+    ideal = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, kmax + 2, dtype=np.float64)))])
+    inside = np.array([rank <= m.cutoff for m in additive], dtype=np.float64)
+    recall = np.array([m.family == "recall" for m in additive])
+    idcg = np.array([ideal[min(n_rel, m.cutoff)] for m in additive])
+    return np.where(recall, inside / n_rel, inside * disc / idcg)
 
 
-def _cut_minimum(classes: Sequence[tuple[int, int]], slots: int, r0: int, n_rel: int, ks: Sequence[int]) -> np.ndarray:
-    """Per-metric minimum contribution of a partial cut-off group (recall@k then nDCG@k).
+def _cut_minimum(classes: Sequence[tuple[int, int]], slots: int, r0: int, n_rel: int,
+                 additive: Sequence[Measure]) -> np.ndarray:
+    """Per-measure minimum contribution of a partial cut-off group (the additive measures).
 
     ``classes`` holds ``(a, T)`` per relevant triple of the group (distinct
     valid whole items, raw copies); ``slots`` raw places of the list are left to
@@ -242,7 +248,7 @@ def _cut_minimum(classes: Sequence[tuple[int, int]], slots: int, r0: int, n_rel:
     ``a``; hits sit at ``r0 + a(earlier blocks)``. Dynamic programme over triples in
     decreasing ``a`` with states ``(T(S), a(S))``, metric by metric.
     """
-    width = 2 * len(ks)
+    width = len(additive)
     best = np.full(width, np.inf)
     for last in range(len(classes)):
         t_last = classes[last][1]
@@ -252,11 +258,11 @@ def _cut_minimum(classes: Sequence[tuple[int, int]], slots: int, r0: int, n_rel:
             for (ts, as_), cost in list(states.items()):
                 if ts + t < slots:
                     key = (ts + t, as_ + a)
-                    val = cost + _metric_gains(r0 + as_, n_rel, ks)
+                    val = cost + _metric_gains(r0 + as_, n_rel, additive)
                     states[key] = np.minimum(states[key], val) if key in states else val
         for (ts, as_), cost in states.items():
             if ts + t_last >= slots:
-                best = np.minimum(best, cost + _metric_gains(r0 + as_, n_rel, ks))
+                best = np.minimum(best, cost + _metric_gains(r0 + as_, n_rel, additive))
     return best
 
 
@@ -280,7 +286,7 @@ class RankTies(NamedTuple):
     n_rel: int
 
 
-def rank_tie_vectors(res: Resolved, ks: Sequence[int] = KS) -> RankTies:
+def rank_tie_vectors(res: Resolved, measures: Sequence[Measure] = RANK_MEASURES) -> RankTies:
     """Expected, best and worst hit vectors of SPEC §3.4 over the orderings of SPEC §3.5.
 
     Works group by group on the raw known ranking (evidence then
@@ -301,7 +307,7 @@ def rank_tie_vectors(res: Resolved, ks: Sequence[int] = KS) -> RankTies:
     # it[:4] = (space, srot, t_start, t_end): the whole item, as a cheap C-level slice
     keys = [it[:4] for it in known]
     # triple index of items that are valid copies of a relevant triple, else -1
-    vr = [c if c >= 0 and rel[c] and ts <= tq <= te else -1 for _, _, ts, te, c, _ in known]
+    vr = [c if c >= 0 and rel[c] and valid_at(ts, te, tq) else -1 for _, _, ts, te, c, _ in known]
     seen: set[tuple[Any, ...]] = set()  # whole items above the current group
     done: set[int] = set()  # triples hit above the current group
     d = 0  # distinct whole items above the current group
@@ -368,7 +374,8 @@ def rank_tie_vectors(res: Resolved, ks: Sequence[int] = KS) -> RankTies:
                     worst[pos] = 1.0
                     pos += a
             elif slots > 0:
-                cut_min = _cut_minimum(list(zip(a_of, t_of, strict=True)), slots, d + b + 1, n_rel, ks)
+                additive = [m for m in measures if m.family in ADDITIVE]
+                cut_min = _cut_minimum(list(zip(a_of, t_of, strict=True)), slots, d + b + 1, n_rel, additive)
             first = False
             done.update(targets)
         seen.update(counts)
@@ -376,7 +383,7 @@ def rank_tie_vectors(res: Resolved, ks: Sequence[int] = KS) -> RankTies:
     return RankTies(prob, best, worst, cut_min, e_rr, min_rr, n_rel)
 
 
-def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str, Any]:
+def tie_report(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, Any]:
     """Per-question arrays and macro ``{observed, expected, min, max, bias}`` per metric.
 
     TRP is macro over questions with ``n_ret > 0`` (0.0 when there is none, as
@@ -396,7 +403,7 @@ def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str
         if tc["TRP"] is not None:
             trp[i] = tc["TRP"]
         ccr[i] = tc["CCR"]
-        rt = rank_tie_vectors(res, ks)
+        rt = rank_tie_vectors(res, measures)
         probs.append(rt.prob)
         bests.append(rt.best)
         worsts.append(rt.worst)
@@ -406,14 +413,16 @@ def tie_report(resolved: Sequence[Resolved], ks: Sequence[int] = KS) -> dict[str
         if rt.cut_min is not None:
             cut_min.append((i, rt.cut_min))
         obs_lists.append(hit_list(res)[0])
-    width = max([max(ks)] + [len(p) for p in probs])
-    observed = rank_kernel(to_matrix(obs_lists, width), n_rel, ks)
-    expected = rank_kernel(to_matrix(probs, width), n_rel, ks)
-    expected["mrr"] = np.where(n_rel > 0, err, np.nan)
-    hi = rank_kernel(to_matrix(bests, width), n_rel, ks)
-    lo = rank_kernel(to_matrix(worsts, width), n_rel, ks)
-    lo["mrr"] = np.where(n_rel > 0, min_rr, np.nan)
-    additive = [f"recall@{k}" for k in ks] + [f"ndcg@{k}" for k in ks]
+    width = max([m.cutoff or 1 for m in measures] + [len(p) for p in probs])
+    observed = rank_kernel(to_matrix(obs_lists, width), n_rel, measures)
+    expected = rank_kernel(to_matrix(probs, width), n_rel, measures)
+    hi = rank_kernel(to_matrix(bests, width), n_rel, measures)
+    lo = rank_kernel(to_matrix(worsts, width), n_rel, measures)
+    for m in measures:
+        if m.family == "mrr":  # not linear in hit probabilities: its own closed forms
+            expected[m.name] = np.where(n_rel > 0, err, np.nan)
+            lo[m.name] = np.where(n_rel > 0, min_rr, np.nan)
+    additive = [m.name for m in measures if m.family in ADDITIVE]
     for i, extra in cut_min:
         for name, value in zip(additive, extra, strict=True):
             lo[name][i] += value

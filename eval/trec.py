@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from eval.rank import hit_list
-from eval.trp_ccr import Resolved
+from eval.keyspace import Resolved
+from eval.relevance import deduplicated, hit_list, relevant_classes
+from tempbench.core.atomic import write_text
+from tempbench.core.errors import TempbenchError
 
 
 def trec_run_and_qrels(resolved: Sequence[Resolved]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
@@ -29,17 +30,11 @@ def trec_run_and_qrels(resolved: Sequence[Resolved]) -> tuple[dict[str, dict[str
     qrels: dict[str, dict[str, int]] = {}
     for res in resolved:
         qid = str(res.qid)
-        rel = [c for c, valid in enumerate(res.class_valid) if valid]
+        rel = relevant_classes(res)
         if rel:
             qrels[qid] = {f"rel{c}": 1 for c in rel}
         flags, _ = hit_list(res)
-        # hit_list dropped repeats; walk the same deduplicated list to name items.
-        seen: set[tuple[Any, ...]] = set()
-        deduped = []
-        for it in res.items:
-            if it.whole not in seen:
-                seen.add(it.whole)
-                deduped.append(it)
+        deduped = deduplicated(res.items)  # the list hit_list flagged
         length = len(deduped)
         docs: dict[str, float] = {}
         for i, (it, hit) in enumerate(zip(deduped, flags, strict=True)):
@@ -65,16 +60,12 @@ def format_qrels(qrels: dict[str, dict[str, int]]) -> str:
 
 def write_trec(prefix: str | Path, resolved: Sequence[Resolved], tag: str = "tempbench") -> tuple[Path, Path]:
     """Write ``PREFIX.run`` and ``PREFIX.qrels`` atomically; return both paths."""
-    from tempbench.core.atomic import write_text
-
     run, qrels = trec_run_and_qrels(resolved)
     prefix = Path(prefix)
     run_path = prefix.with_name(prefix.name + ".run")
     qrels_path = prefix.with_name(prefix.name + ".qrels")
     for qid in run:
         if any(ch.isspace() for ch in qid):
-            from tempbench.core.errors import TempbenchError
-
             raise TempbenchError(f"question id {qid!r} contains whitespace and cannot be written in TREC format")
     write_text(run_path, format_run(run, tag))
     write_text(qrels_path, format_qrels(qrels))

@@ -18,12 +18,8 @@ from typing import Any
 
 from tempbench.core.errors import InputError
 from tempbench.core.jsonl import read_jsonl
+from tempbench.core.schema import ID_KEYS, LABEL_KEYS, SPLITS, TIME_KEYS, TRIPLE_LISTS
 
-SPLITS = ("train", "dev", "test")
-TRIPLE_FIELDS = ("S_star", "S_dist", "S_stale")
-LABEL_KEYS = ("s", "r", "o")
-ID_KEYS = ("s_id", "r_id", "o_id")
-TIME_KEYS = ("t_start", "t_end")
 # field -> (accepted types, description)
 _SCALARS: dict[str, tuple[tuple[type, ...], str]] = {
     "id": ((str, int), "a string id"),
@@ -72,7 +68,7 @@ def validate_record(path: Path, line: int, obj: dict[str, Any]) -> None:
             raise InputError(path, line, f"field '{name}' is {value!r}", expected)
     if obj["split"] not in SPLITS:
         raise InputError(path, line, f"unknown split {obj['split']!r}", "one of train/dev/test")
-    for name in TRIPLE_FIELDS:
+    for name in TRIPLE_LISTS:
         if name not in obj:
             raise InputError(path, line, f"missing field '{name}'", "a list of triples")
         if not isinstance(obj[name], list):
@@ -124,7 +120,7 @@ def _merge_ids(records: list[dict[str, Any]], lines: dict[Any, int], path: Path,
             raise InputError(ids_path, line, f"question id {qid!r} is not in {path.name}", "the same questions as the labelled file")
         seen.add(qid)
         target = by_id[qid]
-        for name in TRIPLE_FIELDS:
+        for name in TRIPLE_LISTS:
             theirs = obj.get(name)
             if not isinstance(theirs, list):
                 raise InputError(ids_path, line, f"field '{name}' is missing or not a list", "a list of triples")

@@ -36,10 +36,11 @@ eligible rows contain its first ``C[h]`` unseen ones) and merged with numpy.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from tempbench.core.schema import whole_year
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -111,12 +112,6 @@ def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[pos] == values
 
 
-def whole_year(t_query: float) -> int | None:
-    """The year a point-in-time row must have to pass the filter, or ``None`` (no row can)."""
-    tq = float(t_query)
-    if not math.isfinite(tq) or not tq.is_integer():
-        return None
-    return int(tq)
 
 
 class BFS:

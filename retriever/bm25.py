@@ -26,6 +26,7 @@ corpus, or from a document, adds ``+0.0`` and so changes nothing.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,25 @@ _ARRAYS = (
 def bm25_idf(n_docs: int, df: int) -> float:
     """``ln(1 + (N - df + 0.5) / (df + 0.5))`` in float64 (SPEC §2.2)."""
     return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def length_norm(dl: Any, avgdl: float, k1: float = K1, b: float = B) -> Any:
+    """``k1 * (1 - b + b * dl / avgdl)``: the document-length part of SPEC §2.2's denominator.
+
+    Evaluated as ``k1 * ((1 - b) + ((b * dl) / avgdl))``, the operation order of
+    ``rank_bm25``; ``dl`` may be an integer or a float64 array.
+    """
+    return k1 * (1 - b + b * dl / avgdl)
+
+
+def term_weight(idf: Any, tf: Any, norm: Any, k1: float = K1) -> Any:
+    """One query term's contribution ``idf * (tf * (k1 + 1) / (tf + norm))`` (SPEC §2.2).
+
+    ``norm`` is :func:`length_norm` of the document; scalars or float64 arrays.
+    Both scoring kernels of :class:`BM25` and :meth:`BM25.score_text` use it, so
+    the three give the same float64 bits.
+    """
+    return idf * (tf * (k1 + 1) / (tf + norm))
 
 
 class BM25:
@@ -89,8 +109,7 @@ class BM25:
         self.avgdl = self.total_tokens / self.N if self.N else 0.0
         self.idf = np.array([bm25_idf(self.N, d) for d in self.df.tolist()], dtype=np.float64) if self.N else np.zeros(0)
         dl = self.group_len.astype(np.float64)
-        # Same operation order as SPEC §2.2 / rank_bm25: ((b * dl) / avgdl), then (1 - b) + ..., then k1 * ...
-        self.group_norm = k1 * (1 - b + b * dl / self.avgdl) if self.N else dl
+        self.group_norm = length_norm(dl, self.avgdl, k1, b) if self.N else dl
 
     # -- construction -------------------------------------------------------------
     @classmethod
@@ -274,7 +293,7 @@ class BM25:
         owner = np.repeat(np.arange(n, dtype=np.int64), lengths)[hit]
         tf = self.group_tf[flat[hit]].astype(np.float64)
         contrib = np.zeros((uniq.shape[0], n), dtype=np.float64)
-        contrib[which, owner] = self.idf[uniq[which]] * (tf * (self.k1 + 1) / (tf + self.group_norm[groups[owner]]))
+        contrib[which, owner] = term_weight(self.idf[uniq[which]], tf, self.group_norm[groups[owner]], self.k1)
         # add.accumulate is the running sum row by row, strictly in order:
         # ((0.0 + c[0]) + c[1]) + ... (0.0 + c[0] == c[0] as contributions are >= +0.0)
         return np.add.accumulate(contrib[slot], axis=0)[-1]
@@ -283,13 +302,29 @@ class BM25:
         """Dense ``float64`` scores of every distinct ``(s, r, o)`` group (same arithmetic as :meth:`score`)."""
         terms = self._terms(query)
         scores = np.zeros(self.group_len.shape[0], dtype=np.float64)
-        k1_plus_1 = self.k1 + 1
         for term in terms.tolist():
             lo, hi = self.post_indptr[term], self.post_indptr[term + 1]
             groups = self.post_groups[lo:hi]
             tf = self.post_tf[lo:hi].astype(np.float64)
-            scores[groups] += self.idf[term] * (tf * k1_plus_1 / (tf + self.group_norm[groups]))
+            scores[groups] += term_weight(self.idf[term], tf, self.group_norm[groups], self.k1)
         return scores
+
+    def score_text(self, query: str | np.ndarray | list[int], document: str) -> float:
+        """BM25 of ``query`` against any document text, with this corpus's ``N``, ``df`` and ``avgdl``.
+
+        ``tf`` and ``dl`` are counted on ``tokenize(document)``; the sum runs from
+        ``0.0`` over the query's terms in first-occurrence order (SPEC §2.2). For
+        the text of a KG row's document this equals ``score(query, [row])`` bit
+        for bit; a text that is no row (a benchmark triple absent from the KG) is
+        scored all the same.
+        """
+        tokens = tokenize(document)
+        tf = Counter(tokens)
+        norm = length_norm(len(tokens), self.avgdl, self.k1, self.b)
+        total = 0.0
+        for term in self._terms(query).tolist():
+            total += float(term_weight(self.idf[term], tf.get(self.vocab[term], 0), norm, self.k1))
+        return total
 
     def topk(self, query: str | np.ndarray | list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``min(k, N)`` best documents over the whole corpus.

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import string
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tempbench.core.errors import ConfigError
-
-SHIPPED = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
+from tempbench.core.layout import shipped_configs_dir
+from tempbench.core.schema import SHIPPED_CONFIGS
+from tempbench.core.tomlfile import TOMLDecodeError, load_toml, loads_toml
 
 # key -> allowed values, for the string-valued choice keys.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -195,19 +195,7 @@ def from_mapping(values: dict[str, Any], source: str = "config") -> RetrieverCon
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+    data = load_toml(path, "config file")
     nested = [k for k, v in data.items() if isinstance(v, dict)]
     if nested:
         raise ConfigError(f"{path}: tables are not allowed ({', '.join(nested)}); keys are flat (valid keys: {', '.join(valid_keys())})")
@@ -216,10 +204,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def parse_override(text: str) -> tuple[str, Any]:
     """Parse one ``key=value``; the value is TOML, or a bare string when it is not."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     if "=" not in text:
         raise ConfigError(f"--set {text!r}: expected key=value")
     key, raw = text.split("=", 1)
@@ -228,8 +212,8 @@ def parse_override(text: str) -> tuple[str, Any]:
     if key not in valid_keys():
         raise ConfigError(f"--set {text!r}: unknown config key {key!r} (valid keys: {', '.join(valid_keys())})")
     try:
-        value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+        value = loads_toml(f"v = {raw}")["v"]
+    except TOMLDecodeError:
         value = raw
     return key, value
 
@@ -247,12 +231,10 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Retr
     """
     text = str(name_or_path)
     path = Path(text)
-    if text in SHIPPED and not path.exists():
-        from tempbench.core.layout import shipped_configs_dir
-
+    if text in SHIPPED_CONFIGS and not path.exists():
         path = shipped_configs_dir() / f"{text}.toml"
     elif not path.exists():
-        raise ConfigError(f"config {text!r} is neither a shipped configuration ({', '.join(SHIPPED)}) nor an existing file")
+        raise ConfigError(f"config {text!r} is neither a shipped configuration ({', '.join(SHIPPED_CONFIGS)}) nor an existing file")
     values = _read_toml(path)
     values.setdefault("name", path.stem)
     base = from_mapping(values, source=str(path))

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tempbench.core.schema import whole_year
+
 if TYPE_CHECKING:  # pragma: no cover
     from retriever.kg import KG
 
@@ -92,9 +94,10 @@ class Incidence:
         return self.rows[self.indptr[entity] : self.indptr[entity + 1]]
 
     def _year_offset(self, year: int | float) -> int | None:
-        if isinstance(year, float | np.floating) and not float(year).is_integer():
+        whole = whole_year(year)
+        if whole is None:
             return None  # a non-whole t_query matches no row (SPEC §2.4)
-        offset = int(year) - self.min_year
+        offset = whole - self.min_year
         return offset if 0 <= offset < self.span else None
 
     def rows_at(self, entity: int, year: int | float) -> np.ndarray:

@@ -18,7 +18,6 @@ renamed into place, so a crash never leaves a half-written entry under its name.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -33,10 +32,12 @@ from typing import Any
 import numpy as np
 
 from retriever.bm25 import BM25, K1, B
-from tempbench.core.errors import MissingDataError
 from retriever.incidence import Incidence
 from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
+from tempbench.core.digest import sha256_file, sha256_json
+from tempbench.core.errors import MissingDataError
+from tempbench.core.layout import default_index_cache
 
 FORMAT_VERSION = 1
 _KG_ARRAYS = ("head", "tail", "relation", "year")
@@ -85,13 +86,6 @@ class KGIndex:
         return render(self.labels, id_)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 def _benchmark_files(benchmark_dir: str | Path | None) -> tuple[Path | None, Path | None]:
     """``benchmark_labelled.jsonl`` and ``benchmark.jsonl`` (if present) of a directory or file."""
@@ -128,14 +122,14 @@ def fingerprint(
     labelled, ids = _benchmark_files(benchmark_dir)
     spec = {
         "format": FORMAT_VERSION,
-        "kg": _sha256(kg_path),
-        "labels": _sha256(Path(labels_path)) if labels_path is not None else None,
-        "labelled": _sha256(labelled) if labelled is not None else None,
-        "ids": _sha256(ids) if ids is not None else None,
+        "kg": sha256_file(kg_path),
+        "labels": sha256_file(Path(labels_path)) if labels_path is not None else None,
+        "labelled": sha256_file(labelled) if labelled is not None else None,
+        "ids": sha256_file(ids) if ids is not None else None,
         "k1": k1,
         "b": b,
     }
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    return sha256_json(spec)
 
 
 def build_index(
@@ -210,8 +204,6 @@ def load_index(
         index.timings["fingerprint"] = fp_time
         return index
     if cache_dir is None or cache_dir is True:
-        from tempbench.core.layout import default_index_cache
-
         cache_dir = default_index_cache()
     entry = Path(cache_dir) / key
     if entry.is_dir():
@@ -268,7 +260,7 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
         manifest = {
             "format": FORMAT_VERSION,
             "fingerprint": index.fingerprint,
-            "sha256": {name: _sha256(tmp / name) for name in ("arrays.npz", "meta.json")},
+            "sha256": {name: sha256_file(tmp / name) for name in ("arrays.npz", "meta.json")},
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         try:
@@ -285,7 +277,7 @@ def _read_entry(entry: Path, key: str) -> KGIndex:
     if manifest.get("format") != FORMAT_VERSION or manifest.get("fingerprint") != key:
         raise ValueError("manifest does not match the inputs")
     for name, digest in manifest["sha256"].items():
-        if _sha256(entry / name) != digest:
+        if sha256_file(entry / name) != digest:
             raise ValueError(f"checksum mismatch in {name}")
     meta: dict[str, Any] = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
     with np.load(entry / "arrays.npz", allow_pickle=False) as npz:

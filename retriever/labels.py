@@ -26,9 +26,8 @@ from typing import Any
 
 from tempbench.core.errors import InputError, MissingDataError
 from tempbench.core.jsonl import read_jsonl
+from tempbench.core.schema import ID_LABEL_PAIRS, TRIPLE_LISTS
 
-TRIPLE_LISTS = ("S_star", "S_dist", "S_stale")
-PAIRS = (("s_id", "s"), ("r_id", "r"), ("o_id", "o"))
 TSV_HEADER = "id\tlabel"
 
 
@@ -195,14 +194,14 @@ def harvest_labels(labelled_jsonl: str | Path, ids_jsonl: str | Path | None = No
                 if not isinstance(item, dict):
                     continue
                 other = id_space[pos] if pos < len(id_space) and isinstance(id_space[pos], dict) else {}
-                for id_key, label_key in PAIRS:
+                for id_key, label_key in ID_LABEL_PAIRS:
                     add(item.get(id_key, other.get(id_key)), item.get(label_key))
     # Triples of the id file that carry labels themselves.
     for record in id_records.values():
         for name in TRIPLE_LISTS:
             for item in triples(record, name):
                 if isinstance(item, dict):
-                    for id_key, label_key in PAIRS:
+                    for id_key, label_key in ID_LABEL_PAIRS:
                         add(item.get(id_key), item.get(label_key))
     return out
 

@@ -2,9 +2,7 @@
 
 Usable from a notebook::
 
-    from retriever.index import load_index
-    from retriever.config import load_config
-    from retriever.pipeline import Retriever
+    from retriever import Retriever, load_config, load_index
 
     r = Retriever(load_index(kg_csv, labels_tsv), load_config("oracle"))
     record = r.retrieve(question)          # one benchmark question dict
@@ -20,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
-from retriever.bfs import BFS, Expansion, whole_year
+from retriever.bfs import BFS, Expansion
 from retriever.config import RetrieverConfig
-from tempbench.core.errors import InputError
 from retriever.ranking import Ranker
+from tempbench.core.errors import InputError
+from tempbench.core.schema import whole_year
 
 
 @dataclass(frozen=True)

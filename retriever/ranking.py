@@ -29,10 +29,7 @@ from typing import Any
 
 import numpy as np
 
-
-def render_time(t_start: int, t_end: int) -> str:
-    """``t`` of an evidence line: the year, or ``"{t_start}-{t_end}"`` when they differ."""
-    return str(t_start) if t_start == t_end else f"{t_start}-{t_end}"
+from tempbench.core.schema import format_span
 
 
 @dataclass(frozen=True)
@@ -88,7 +85,7 @@ class Ranker:
         if self._default_template:
             return f"{self.entity_labels[h]} | {self.relation_labels[r]} | {self.entity_labels[t]} | {y}"
         return self.template.format(
-            s=self.entity_labels[h], r=self.relation_labels[r], o=self.entity_labels[t], t=render_time(y, y),
+            s=self.entity_labels[h], r=self.relation_labels[r], o=self.entity_labels[t], t=format_span(y, y),
             s_id=self.entity_ids[h], r_id=self.relation_ids[r], o_id=self.entity_ids[t], t_start=y, t_end=y,
         )
 

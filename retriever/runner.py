@@ -13,7 +13,6 @@ the run file and its ``.meta.json`` are written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import multiprocessing
 import platform
@@ -23,15 +22,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.version import __version__
-from tempbench.core.atomic import atomic_open, write_json
+from retriever.benchmark import load_benchmark
 from retriever.config import RetrieverConfig
+from retriever.index import load_index
+from retriever.pipeline import Retriever
+from tempbench.core.atomic import atomic_open, write_json
+from tempbench.core.digest import sha256_file, sha256_json
 from tempbench.core.errors import ConfigError
-from tempbench.core.layout import DataPaths
-from tempbench.core.runfile import dumps_record, sha256_file, write_meta
+from tempbench.core.layout import DataPaths, default_index_cache
+from tempbench.core.progress import progress
+from tempbench.core.runfile import dumps_record, write_meta
+from tempbench.core.schema import SPLIT_CHOICES
+from tempbench.core.version import __version__
 
 SHARD_SIZE = 250
-SPLITS = ("test", "dev", "train", "all")
 
 # Per-process state of a run: (retriever, questions, parts dir, fingerprint).
 _STATE: dict[str, Any] = {}
@@ -59,13 +63,13 @@ def run_fingerprint(config: RetrieverConfig, inputs: dict[str, Any], split: str,
         "version": _package_version(),
         "shard_size": SHARD_SIZE if shard_size is None else int(shard_size),
     }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return sha256_json(payload)
 
 
 def select_split(questions: list[dict[str, Any]], split: str) -> list[dict[str, Any]]:
     """Questions of ``split`` in file order (``all``: every question)."""
-    if split not in SPLITS:
-        raise ConfigError(f"unknown split {split!r} (expected one of {', '.join(SPLITS)})")
+    if split not in SPLIT_CHOICES:
+        raise ConfigError(f"unknown split {split!r} (expected one of {', '.join(SPLIT_CHOICES)})")
     return list(questions) if split == "all" else [q for q in questions if q.get("split") == split]
 
 
@@ -124,9 +128,6 @@ def _ignore_sigint() -> None:
 
 def _init_worker(state: dict[str, Any]) -> None:  # pragma: no cover - spawn platforms only
     _ignore_sigint()
-    from retriever.benchmark import load_benchmark
-    from retriever.index import load_index
-    from retriever.pipeline import Retriever
 
     data: DataPaths = state["data"]
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=state["cache_dir"])
@@ -174,11 +175,6 @@ def run_to_file(
         The metadata written to ``<name>.meta.json`` (counts, anchor recall,
         coverage, mean pool size, timings, fingerprints).
     """
-    from retriever.benchmark import load_benchmark
-    from retriever.index import load_index
-    from tempbench.core.layout import default_index_cache
-    from retriever.pipeline import Retriever
-    from tempbench.core.progress import progress
 
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1 (got {workers})")

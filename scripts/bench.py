@@ -244,8 +244,8 @@ def child_retrieval(root: str, cache: str, n_slow: str, n_scan: str) -> dict[str
     from retriever.benchmark import load_benchmark
     from retriever.config import load_config
     from retriever.index import load_index
-    from tempbench.data import resolve_data
     from retriever.pipeline import Retriever
+    from tempbench.data import resolve_data
 
     paths = resolve_data(data=root)
     start = time.perf_counter()
@@ -354,8 +354,8 @@ def child_scoring(root: str, cache: str) -> dict[str, Any]:
     from retriever.benchmark import load_benchmark, load_flags
     from retriever.config import load_config
     from retriever.index import load_index
-    from tempbench.data import resolve_data
     from retriever.pipeline import Retriever
+    from tempbench.data import resolve_data
 
     paths = resolve_data(data=root)
     index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark, cache_dir=cache)

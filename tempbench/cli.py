@@ -14,6 +14,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from tempbench.core.errors import TempbenchError
 
@@ -35,7 +36,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("tempbench-repro")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from eval.keyspace import resolve_question
 from eval.negatives import RATE_NAMES, negatives_report, question_indicators, replaced_pair
-from eval.trp_ccr import resolve_question
 
 
 def T(s, r, o, t, ids=False):

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from eval_slow_reference import slow_rank
 
-from eval.rank import KS, hit_list, rank_kernel, rank_metrics, rank_metrics_ir_measures
+from eval.keyspace import resolve_question
+from eval.measures import KS, rank_measures
+from eval.rank import rank_kernel, rank_metrics, rank_metrics_ir_measures
+from eval.relevance import hit_list
 from eval.trec import format_qrels, format_run, trec_run_and_qrels
-from eval.trp_ccr import resolve_question
 
 
 def T(s, r, o, t0, t1=None):
@@ -105,7 +107,7 @@ def test_empty_rel_reported_apart():
 
 def test_kernel_probabilities_are_linear():
     gains = np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 1.0]])
-    out = rank_kernel(gains, np.array([1, 2]), ks=(1, 2))
+    out = rank_kernel(gains, np.array([1, 2]), rank_measures((1, 2)))
     assert out["recall@1"].tolist() == [0.5, 0.5]
     assert out["ndcg@2"][0] == pytest.approx(0.5 + 0.5 / math.log2(3))
 

@@ -9,9 +9,9 @@ import pytest
 from eval_slow_reference import slow_rank, slow_trp_ccr
 from eval_synthetic import synthetic
 
-from tempbench.core.errors import RunMismatchError
 from eval.scoring import score_run
 from tempbench.cli import main
+from tempbench.core.errors import RunMismatchError
 
 
 def write_jsonl(path: Path, records) -> Path:

@@ -11,9 +11,9 @@ from eval_slow_reference import KS, slow_rank, slow_trp_ccr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from eval.keyspace import resolve_question
 from eval.rank import rank_metrics
 from eval.ties import rank_tie_vectors, tie_report, trp_ccr_ties
-from eval.trp_ccr import resolve_question
 
 ENTS = "abcd"
 

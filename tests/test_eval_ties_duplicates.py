@@ -18,8 +18,8 @@ from eval_slow_reference import KS, slow_rank
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from eval.keyspace import resolve_question
 from eval.ties import first_offset_dist, rank_tie_vectors, tie_report, trp_ccr_ties
-from eval.trp_ccr import resolve_question
 
 RANK_NAMES = [f"recall@{k}" for k in KS] + [f"ndcg@{k}" for k in KS] + ["mrr"]
 TQ = 1994.0

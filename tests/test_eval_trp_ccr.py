@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eval import aggregate, score_question
-from tempbench.core.errors import EvidenceError
-from tempbench.core.errors import TempbenchError
+from tempbench.core.errors import EvidenceError, TempbenchError
 
 
 def T(s, r, o, t0, t1=None, ids=False, labels=True):

@@ -255,7 +255,8 @@ def test_load_flags_fuzz(data: bytes) -> None:
 @FUZZ
 @given(data=st.one_of(st.binary(max_size=200), _jsonl_like(), _encoded(_TEXT)))
 def test_read_run_fuzz(data: bytes) -> None:
-    from eval.runs import read_predictions, read_run
+    from eval.answers import read_predictions
+    from tempbench.core.runfile import read_run
 
     path = _write("run.jsonl", data)
     _only_own_errors(lambda: read_run(path))

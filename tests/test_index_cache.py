@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tempbench.cli import main
 from retriever.index import load_index
+from tempbench.cli import main
 
 KG_TEXT = "ts,head,tail,relation_type\n1990,Q1,Q2,P1\n1991,Q1,Q2,P1\n1992,Q2,Q3,P2\n1990,Q3,Q3,P1\n"
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tempbench.core.errors import InputError, MissingDataError
 from retriever.incidence import Incidence
 from retriever.kg import load_edgelist
+from tempbench.core.errors import InputError, MissingDataError
 
 HEADER = "ts,head,tail,relation_type"
 

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from eval.audit import (
-    COMPUTE,
-    AuditContext,
-    answer_years,
-    copy_tquery_predictions,
-    load_claims,
-    run_audit,
-    text_has_year,
-    tquery_is_answer,
-)
+from eval.audit.claims import load_claims
+from eval.audit.context import AuditContext
+from eval.audit.questions import answer_years, copy_tquery_predictions, text_has_year, tquery_is_answer
+from eval.audit.registry import COMPUTE
+from eval.audit.run import run_audit
 
 # The rows of the SPEC §4 table, as printed there.
 SPEC4_GROUPS = {

@@ -11,8 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.baselines import EvidenceBaseline, MetricBaseline, load_baseline, normalise_slice, parse_line
-from eval.diff import choose_space, diff_evidence, diff_lists, exact_share, sweep_variants
+from eval.baselines import load_baseline
+from eval.diff import choose_space, diff_evidence, diff_lists, exact_share, run_evidence
+from eval.metric_tables import MetricBaseline, normalise_slice
+from retriever.sweep import describe_variant, sweep_variants
+from tempbench.core.runfile import RunRecords, parse_line
 from tempbench.core.errors import InputError
 
 
@@ -115,30 +118,30 @@ def test_sniff_label_dicts_5lists_lines_and_id_lists(tmp_path):
     items = fixed_items()
     label = [{k: it[k] for k in ("s", "r", "o", "t_start", "t_end")} for it in items]
     b = load_baseline(_write_jsonl(tmp_path / "a.jsonl", [{"qid": "q1", "retrieved": label}]))
-    assert isinstance(b, EvidenceBaseline) and b.item_form == "triple" and b.id_key == "qid" and b.evidence_key == "retrieved"
-    assert b.records["q1"][0]["s"] == "Ada" and b.records["q1"][0]["s_id"] is None
+    assert isinstance(b, RunRecords) and b.item_form == "triple" and b.id_key == "qid" and b.evidence_key == "retrieved"
+    assert run_evidence(b)["q1"][0]["s"] == "Ada" and run_evidence(b)["q1"][0]["s_id"] is None
 
     five = [[it["s"], it["r"], it["o"], it["t_start"], it["t_end"]] for it in items]
     b = load_baseline(_write_jsonl(tmp_path / "b.jsonl", [{"question_id": "q1", "triples": five}]))
-    assert b.item_form == "list5" and b.records["q1"][1]["r"] == "spouse"
+    assert b.item_form == "list5" and run_evidence(b)["q1"][1]["r"] == "spouse"
 
     five_ids = [[it["s_id"], it["r_id"], it["o_id"], it["t_start"], it["t_end"]] for it in items]
     b = load_baseline(_write_jsonl(tmp_path / "c.jsonl", [{"id": "q1", "context": five_ids}]))
-    assert b.records["q1"][0]["s_id"] == "Q10" and b.records["q1"][0]["s"] is None
+    assert run_evidence(b)["q1"][0]["s_id"] == "Q10" and run_evidence(b)["q1"][0]["s"] is None
 
     lines = [it["line"] for it in items]
     b = load_baseline(_write_jsonl(tmp_path / "d.jsonl", [{"id": "q1", "evidence": lines}]))
     assert b.item_form == "line"
-    assert b.records["q1"][0] | {} == {**b.records["q1"][0], "s": "Ada", "t_start": 1815.0, "line": lines[0]}
+    assert run_evidence(b)["q1"][0] | {} == {**run_evidence(b)["q1"][0], "s": "Ada", "t_start": 1815.0, "line": lines[0]}
     # the diff of the sniffed files against the original is empty in every form
     run = {"q1": items}
     for name in "abcd":
         base = load_baseline(tmp_path / f"{name}.jsonl")
-        assert diff_evidence(run, base.records, base.item_form)["summary"]["exact"] == 1, name
+        assert diff_evidence(run, run_evidence(base), base.item_form)["summary"]["exact"] == 1, name
 
     # a JSON document holding a list of records is accepted too
     (tmp_path / "e.json").write_text(json.dumps([{"id": "q1", "evidence": label}]), encoding="utf-8")
-    assert load_baseline(tmp_path / "e.json").records["q1"][2]["o"] == "Earl"
+    assert run_evidence(load_baseline(tmp_path / "e.json"))["q1"][2]["o"] == "Earl"
 
 
 def test_sniff_metric_tables(tmp_path):
@@ -176,9 +179,9 @@ def test_unrecognised_file_names_found_and_expected_keys(tmp_path):
 
 
 def test_bad_item_and_duplicate_question_are_input_errors(tmp_path):
-    with pytest.raises(InputError, match="evidence item 0 is int"):
+    with pytest.raises(InputError, match=r"evidence\[0\] is 3 \(JSON number\)"):
         load_baseline(_write_jsonl(tmp_path / "x.jsonl", [{"id": "q1", "evidence": [3]}]))
-    with pytest.raises(InputError, match="appears twice"):
+    with pytest.raises(InputError, match="duplicate question id"):
         load_baseline(_write_jsonl(tmp_path / "y.jsonl", [{"id": "q1", "evidence": []}, {"id": "q1", "evidence": []}]))
 
 
@@ -255,7 +258,7 @@ def test_sweep_with_shared_pools_equals_full_reruns(sample_run, name):
     # run_sweep computes one pool per anchor/BFS setting and re-ranks it per variant;
     # a full rerun per variant (written out here) must give the same ranking.
     index, questions = sample_run
-    from eval.diff import choose_space, describe_variant, run_sweep
+    from eval.diff import run_sweep
     from retriever.config import load_config
     from retriever.pipeline import Retriever, pool_key
 

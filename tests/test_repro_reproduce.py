@@ -56,7 +56,7 @@ def test_report_links_every_plot_and_every_link_resolves(fresh_reproduce):
 
 
 def test_audit_has_every_claim(fresh_reproduce):
-    from eval.audit import load_claims
+    from eval.audit.claims import load_claims
 
     out, _, _ = fresh_reproduce
     doc = json.loads((out / "audit.json").read_text(encoding="utf-8"))
@@ -83,8 +83,8 @@ def test_headline_is_printed(fresh_reproduce):
 def data_with_baselines(small_sample, tmp_path_factory):
     """A copy of the sample with baselines/: the oracle run, a metric table and an unreadable file."""
     from retriever.config import load_config
-    from tempbench.data import resolve_data
     from retriever.runner import run_to_file
+    from tempbench.data import resolve_data
 
     root = tmp_path_factory.mktemp("withbaselines") / "data"
     shutil.copytree(small_sample, root)
@@ -114,10 +114,10 @@ def test_reproduce_diffs_against_data_baselines(data_with_baselines, tmp_path, c
 
 
 def test_diff_cli(small_sample, tmp_path, capsys):
-    from tempbench.cli import main
     from retriever.config import load_config
-    from tempbench.data import resolve_data
     from retriever.runner import run_to_file
+    from tempbench.cli import main
+    from tempbench.data import resolve_data
 
     data = resolve_data(data=small_sample)
     run = tmp_path / "oracle.jsonl"
@@ -143,7 +143,7 @@ def test_diff_cli(small_sample, tmp_path, capsys):
 
 
 def test_report_links_only_the_plots_it_could_draw(fresh_reproduce, tmp_path):
-    from eval.report import write_report
+    from eval.report.markdown import write_report
 
     out, _, _ = fresh_reproduce
     oracle = json.loads((out / "scores" / "oracle.json").read_text(encoding="utf-8"))

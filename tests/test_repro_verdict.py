@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eval.verdict import DEFAULT_TOLERANCES, FAIL, NA, OK, OKISH, delta, verdict
+from eval.audit.verdict import DEFAULT_TOLERANCES, FAIL, NA, OK, OKISH, delta, verdict
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def test_override_and_signed_delta():
 
 
 def test_toml_tolerances_are_the_documented_defaults():
-    from eval.audit import load_claims
+    from eval.audit.claims import load_claims
 
     _, tolerances = load_claims()
     assert tolerances == DEFAULT_TOLERANCES

@@ -46,7 +46,7 @@ def test_workers_give_identical_bytes(data, tmp_path, small_shards):
 
 def test_meta_and_records(data, tmp_path):
     out, meta = _run(data, tmp_path, "run", cfg="oracle", split="test")
-    records = read_run(out)
+    records = list(read_run(out).values())
     written = json.loads(meta_path(out).read_text(encoding="utf-8"))
     assert written["config"] == load_config("oracle").to_dict()
     for key in ("kg", "labels", "benchmark"):
@@ -99,7 +99,7 @@ def test_resume_ignores_shards_of_another_config(data, tmp_path, small_shards, m
     monkeypatch.setattr(runner, "_compute_shard", real)
     meta = runner.run_to_file(load_config("oracle", ["k=3"]), data, split="all", out_path=out, resume=True, show_progress=False)
     assert meta["resumed_shards"] == 0
-    assert all(len(r["evidence"]) <= 3 for r in read_run(out))
+    assert all(len(r["evidence"]) <= 3 for r in read_run(out).values())
 
 
 def _cli_run(tmp_path, data, seed, extra=()):

@@ -1,7 +1,7 @@
 """SPEC §4 audit, worked by hand on a tiny hand-made release.
 
 Every expected value below is derived by hand from SPEC §4's wording (and the
-readings documented in ``eval/audit.py``) on the dataset built in
+readings documented in ``eval/audit/``) on the dataset built in
 :func:`release`; the comments show the derivation.
 
 KG (edge id: ts, head, tail, relation -> document)::
@@ -25,8 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from eval.audit import AuditContext, bm25_text_score, load_claims, run_audit, text_has_year, triple_document
-from eval.verdict import FAIL, NA, OK, OKISH, verdict
+from eval.audit.claims import load_claims
+from eval.audit.context import AuditContext
+from eval.audit.pairs import triple_document
+from eval.audit.questions import text_has_year
+from eval.audit.run import run_audit
+from eval.audit.verdict import FAIL, NA, OK, OKISH, verdict
+from eval.keyspace import GoldTriple
 
 KG_ROWS = [
     (2000, "Q1", "Q2", "P1"),
@@ -223,7 +228,7 @@ def test_bm25_documents_and_hand_computed_pair_score(rows, release, tmp_path):
 
     index = load_index(release / "tkgl-smallpedia_edgelist.csv", release / "labels.tsv", cache_dir=tmp_path)
     # q3's distractor (Q1, P2, Q3) is not a KG row: still scored, from its rendered labels.
-    doc = triple_document(index, {"s_id": "Q1", "r_id": "P2", "o_id": "Q3"})
+    doc = triple_document(index, GoldTriple({"id": ("Q1", "P2", "Q3")}, 0.0, 0.0))
     assert doc == "Alice Smith works for London"
     # query terms in the corpus, first occurrence: alice (df 5) smith (5) for (1) in (6) london (2);
     # the doc has alice smith for london once each, dl = 5 = avgdl -> norm = k1.
@@ -231,13 +236,13 @@ def test_bm25_documents_and_hand_computed_pair_score(rows, release, tmp_path):
     expected = 0.0
     for t in ("alice", "smith", "for", "london"):
         expected += idf[t] * (1 * 2.5 / (1 + 1.5 * (1 - 0.75 + 0.75 * 5 / 5.0)))
-    assert bm25_text_score(index.bm25, "Who did Alice Smith work for in London?", doc) == expected
+    assert index.bm25.score_text("Who did Alice Smith work for in London?", doc) == expected
     # for every KG row the text score equals the index's own document score, bit for bit
     for q in QUESTIONS:
         scores = index.bm25.score(q[4], list(range(7)))
         for row, (_, h, o, r) in enumerate(KG_ROWS):
-            text = triple_document(index, {"s_id": h, "r_id": r, "o_id": o})
-            assert bm25_text_score(index.bm25, q[4], text) == float(scores[row])
+            text = triple_document(index, GoldTriple({"id": (h, r, o)}, 0.0, 0.0))
+            assert index.bm25.score_text(q[4], text) == float(scores[row])
 
 
 def test_anchor_recall_from_the_run_file(rows):

@@ -16,12 +16,13 @@ import pytest
 
 from eval import aggregate, score_question
 from eval.answers import answer_rows, answers_report, exact_match, normalize, token_f1
-from tempbench.core.errors import EvidenceError, RunMismatchError
+from eval.keyspace import resolve_question
 from eval.negatives import negatives_report
 from eval.rank import rank_metrics
 from eval.scoring import evaluate, score_run, select
 from eval.ties import tie_report
-from eval.trp_ccr import coverage_by, resolve_question
+from eval.trp_ccr import coverage_by
+from tempbench.core.errors import EvidenceError, RunMismatchError
 
 TQ = 2000.0
 
@@ -592,8 +593,8 @@ def test_scores_json_layout():
 
 def test_run_file_times_read_like_float(tmp_path):
     # SPEC §3.1 normalises with float(t): numeric strings in a file are times too.
-    from eval.runs import read_run
     from tempbench.core.errors import InputError
+    from tempbench.core.runfile import read_run
 
     path = tmp_path / "run.jsonl"
     path.write_text(json.dumps({"id": "q0", "evidence": [{**G1, "t_start": "2000", "t_end": 2000},

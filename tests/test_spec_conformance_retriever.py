@@ -287,8 +287,8 @@ def test_oracle_aligns_with_benchmark_jsonl_by_question_id(tmp_path):
 
 def test_ambiguous_oracle_counted_in_run_meta(tmp_path):
     # SPEC §2.3 "count such cases in the run's metadata"; SPEC §6.1 meta fields.
-    from tempbench.data import resolve_data
     from retriever.runner import run_to_file
+    from tempbench.data import resolve_data
 
     root = tmp_path / "data"
     (root / "benchmark").mkdir(parents=True)

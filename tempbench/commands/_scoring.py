@@ -6,13 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from eval.trp_ccr import KEY_CHOICES
+from eval.keyspace import KEY_CHOICES
+from retriever import load_benchmark, load_flags
+from tempbench.core.errors import ConfigError, MissingDataError
+from tempbench.data import add_data_arguments, data_from_args
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``score`` and ``compare``."""
-    from tempbench.data import add_data_arguments
-
     parser.add_argument("--split", choices=("train", "dev", "test", "all"), help="score every benchmark question of this split; "
                         "questions absent from the run count as empty retrievals (SPEC §3.2) "
                         "(default: exactly the questions in the run)")
@@ -24,9 +25,6 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, dict[str, bool]] | None, Path | None]:
     """Benchmark records (id spaces merged when ``benchmark.jsonl`` is beside it) and flags."""
-    from retriever.benchmark import load_benchmark, load_flags
-    from tempbench.data import data_from_args
-
     paths = data_from_args(args)
     paths.require("benchmark")
     ids = paths.benchmark_ids if paths.benchmark_ids is not None and Path(paths.benchmark_ids) != Path(paths.benchmark) else None
@@ -35,14 +33,11 @@ def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[st
     if paths.flags is not None and Path(paths.flags).exists():
         flags = load_flags(paths.flags)
     elif getattr(args, "flags", None):
-        from tempbench.core.errors import MissingDataError
-
         raise MissingDataError(f"flags file not found: {args.flags}")
     return questions, flags, paths.flags if flags is not None else None
 
 
 def check_boot(args: argparse.Namespace) -> None:
-    from tempbench.core.errors import ConfigError
 
     if args.boot < 1:
         raise ConfigError(f"--boot must be at least 1, got {args.boot}")

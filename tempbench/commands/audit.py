@@ -11,11 +11,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from eval.audit.claims import load_claims
+from eval.audit.context import AuditContext
+from eval.audit.format import AUDIT_COLUMNS, table_rows, verdict_counts
+from eval.audit.run import audit_document, run_audit
+from tempbench.core.atomic import write_json
+from tempbench.core.console import info, print_table
+from tempbench.core.errors import ConfigError, MissingDataError
+from tempbench.data import add_data_arguments, data_from_args
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench audit``."""
-    from tempbench.data import add_data_arguments
-
     parser.add_argument("--runs", metavar="DIR", help="directory with <config>.jsonl run files (missing ones are run in memory)")
     parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
                         help="split of the retrieval claims (default: test, as the card)")
@@ -27,25 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
 
 
-def audit_document(ctx: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON written by ``--json`` and by ``tempbench reproduce`` (``audit.json``)."""
-    from eval.audit import verdict_counts
-
-    counts = verdict_counts(rows)
-    return {
-        "data": None if ctx.data.root is None else str(ctx.data.root),
-        "split": ctx.split,
-        "run_sources": dict(ctx.run_sources),
-        "verdicts": counts,
-        "claims": rows,
-    }
-
 
 def print_audit(rows: list[dict[str, Any]], title: str) -> None:
     """The audit table on stdout and a one-line verdict count on stderr."""
-    from eval.audit import AUDIT_COLUMNS, table_rows, verdict_counts
-    from tempbench.core.console import info, print_table
-
     print_table(title, AUDIT_COLUMNS, table_rows(rows))
     counts = verdict_counts(rows)
     info("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
@@ -53,19 +44,11 @@ def print_audit(rows: list[dict[str, Any]], title: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Recompute and print every claim; exit 0 whatever the verdicts."""
-    from eval.audit import AuditContext, load_claims, run_audit
-    from tempbench.core.atomic import write_json
-    from tempbench.core.console import info
-    from tempbench.core.errors import ConfigError
-    from tempbench.data import data_from_args
-
     claims, tolerances = load_claims(args.paper_numbers)
     if args.claim and not any(c.id.startswith(s) for c in claims for s in args.claim):
         raise ConfigError(f"--claim {' '.join(args.claim)} matches no claim (ids: {', '.join(c.id for c in claims)})")
     data = data_from_args(args)
     if args.runs is not None and not Path(args.runs).is_dir():
-        from tempbench.core.errors import MissingDataError
-
         raise MissingDataError(f"--runs directory not found: {args.runs}")
     ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir)
     rows = run_audit(ctx, claims, tolerances, select=args.claim)

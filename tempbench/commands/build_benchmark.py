@@ -12,6 +12,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from retriever import load_edgelist, load_labels
+from tempbench.commands.sample import summary_rows
+from tempbench.core import atomic
+from tempbench.core.console import info, print_table
+from tempbench.core.errors import ConfigError
+from tempbench.core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
+from tempbench.sample.builder import build_benchmark
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: ``--kg``, ``--labels``, ``--out``, ``--target-n``, ``--seed``."""
@@ -24,15 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and write the benchmark, then print its summary tables."""
-    from tempbench.core import atomic
-    from tempbench.commands.sample import summary_rows
-    from tempbench.core.console import info, print_table
-    from tempbench.core.errors import ConfigError
-    from retriever.kg import load_edgelist
-    from retriever.labels import load_labels
-    from tempbench.core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
-    from tempbench.sample.builder import build_benchmark
-
     if args.target_n < 1:
         raise ConfigError(f"--target-n must be a positive integer, got {args.target_n}")
     kg = load_edgelist(Path(args.kg))

@@ -11,11 +11,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+
+from eval.bootstrap import paired_test
+from eval.scoring import evaluate, headline_metrics
+from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_text, load_inputs
+from tempbench.core.atomic import write_json
+from tempbench.core.console import info, print_table
+from tempbench.core.errors import RunMismatchError
+from tempbench.core.runfile import read_run
+
 SLICE_METRICS = ("coverage", "TRP_macro", "CCR", "ndcg@10", "mrr")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tempbench.commands._scoring import add_scoring_arguments
 
     parser.add_argument("run_a", metavar="RUN_A", help="first run file or evidence JSONL")
     parser.add_argument("run_b", metavar="RUN_B", help="second run file or evidence JSONL")
@@ -26,10 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def compare_evaluations(ev_a: Any, ev_b: Any, n_boot: int = 1000, n_perm: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Overall and per-slice paired tests of two evaluations of the same questions."""
-    import numpy as np
-
-    from eval.bootstrap import paired_test
-    from eval.scoring import headline_metrics
 
     out: dict[str, Any] = {
         "n_questions": len(ev_a.rows),
@@ -50,12 +55,6 @@ def compare_evaluations(ev_a: Any, ev_b: Any, n_boot: int = 1000, n_perm: int = 
 
 
 def run(args: argparse.Namespace) -> int:
-    from tempbench.commands._scoring import check_boot, ci_text, load_inputs
-    from tempbench.core.errors import RunMismatchError
-    from eval.runs import read_run
-    from eval.scoring import evaluate
-    from tempbench.core.atomic import write_json
-    from tempbench.core.console import print_table
 
     check_boot(args)
     questions, flags, _ = load_inputs(args)
@@ -86,7 +85,6 @@ def run(args: argparse.Namespace) -> int:
         print_table(f"by {field}", cols, rows)
     if args.json:
         write_json(args.json, result)
-        from tempbench.core.console import info
 
         info(f"wrote {args.json}")
     return 0

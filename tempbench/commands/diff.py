@@ -13,11 +13,19 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from eval.baselines import load_baseline
+from eval.diff import compare, run_evidence, run_sweep
+from retriever import from_mapping, load_benchmark, load_config, load_flags, load_index
+from tempbench.core.atomic import write_json
+from tempbench.core.console import info, print_table
+from tempbench.core.errors import ConfigError, RunMismatchError, TempbenchError
+from tempbench.core.layout import default_index_cache
+from tempbench.core.runfile import RunRecords, meta_path, read_meta, read_run
+from tempbench.data import add_data_arguments, data_from_args
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench diff``."""
-    from tempbench.data import add_data_arguments
-
     parser.add_argument("run", metavar="RUN", help="run file (SPEC §6.1)")
     parser.add_argument("baseline", metavar="BASELINE",
                         help="another run file, or a baselines file: per-question JSONL or a metric table (JSON/CSV)")
@@ -35,28 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_config(run_path: Path, name: str | None) -> Any:
     """The run's configuration: ``--config``, else its ``.meta.json``, else ``None``."""
-    import json
-
-    from retriever.config import from_mapping, load_config
-    from tempbench.core.runfile import meta_path
-
     if name:
         return load_config(name)
-    meta = meta_path(run_path)
-    if meta.exists():
-        try:
-            cfg = json.loads(meta.read_text(encoding="utf-8")).get("config")
-        except json.JSONDecodeError:
-            cfg = None
-        if isinstance(cfg, dict):
-            return from_mapping(cfg, source=str(meta))
-    return None
+    cfg = (read_meta(run_path) or {}).get("config")
+    return from_mapping(cfg, source=str(meta_path(run_path))) if isinstance(cfg, dict) else None
 
 
 def print_diff(result: dict[str, Any], show: int = 10) -> None:
     """Summary, per-question details, metric deltas and sweep ranking, as tables."""
-    from tempbench.core.console import info, print_table
-
     summ = result.get("summary")
     if summ:
         print_table(f"diff: exact match {summ['exact']:,} of {summ['baseline_questions']:,} baseline questions "
@@ -105,15 +99,6 @@ def _span(t: list[float]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Diff RUN against BASELINE; exit 0 whatever the differences."""
-    from eval.baselines import EvidenceBaseline, load_baseline
-    from eval.diff import compare, run_sweep
-    from eval.runs import read_run
-    from tempbench.core.atomic import write_json
-    from retriever.benchmark import load_benchmark, load_flags
-    from tempbench.core.console import info
-    from tempbench.core.errors import ConfigError, TempbenchError
-    from tempbench.data import data_from_args
-
     run_path = Path(args.run)
     run_records = read_run(run_path)
     baseline = load_baseline(args.baseline)
@@ -133,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
     if summ.get("run_questions") and summ.get("baseline_questions") and not summ.get("common_questions"):
         # Two files about different question sets (another dataset, another
         # split) are a mistake, not a diff: say so rather than list every id.
-        from tempbench.core.errors import RunMismatchError
 
         run_ids = sorted(str(q) for q in run_records)
         raise RunMismatchError(
@@ -142,21 +126,19 @@ def run(args: argparse.Namespace) -> int:
             "were they made on the same benchmark and split?")
     result["run"] = str(run_path)
     if args.sweep:
-        if not isinstance(baseline, EvidenceBaseline):
+        if not isinstance(baseline, RunRecords):
             raise ConfigError("--sweep needs a per-question baseline (a metric table cannot be matched exactly)")
         if questions is None:
             raise TempbenchError("--sweep needs the benchmark the run was made on (give --data or --benchmark)")
         if config is None:
             raise ConfigError(f"--sweep: no {run_path.name[:-6] if run_path.name.endswith('.jsonl') else run_path.name}.meta.json "
                               "beside the run; give --config NAME")
-        from retriever.index import load_index
-        from tempbench.core.layout import default_index_cache
 
         data.require("kg")
         cache = Path(args.cache_dir) if args.cache_dir else default_index_cache()
         index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=cache)
         result["sweep_base"] = config.to_dict()
-        result["sweep"] = run_sweep(index, config, questions, baseline.records, baseline.item_form)
+        result["sweep"] = run_sweep(index, config, questions, run_evidence(baseline), baseline.item_form)
     print_diff(result, args.show)
     if args.json:
         write_json(Path(args.json), result)

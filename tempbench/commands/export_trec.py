@@ -10,11 +10,18 @@ recall, nDCG and MRR of SPEC §3.4. Document ids are synthetic (see
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from eval.keyspace import KEY_CHOICES, resolve_question
+from eval.scoring import select
+from eval.trec import write_trec
+from tempbench.commands._scoring import load_inputs
+from tempbench.core.console import info
+from tempbench.core.runfile import read_run
+from tempbench.data import add_data_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from eval.trp_ccr import KEY_CHOICES
-    from tempbench.data import add_data_arguments
 
     parser.add_argument("run", metavar="RUN", help="run file or evidence JSONL")
     parser.add_argument("--out", metavar="PREFIX", help="output prefix: writes PREFIX.run and PREFIX.qrels (default: RUN without .jsonl)")
@@ -25,14 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
-    from tempbench.commands._scoring import load_inputs
-    from eval.runs import read_run
-    from eval.scoring import select
-    from eval.trec import write_trec
-    from eval.trp_ccr import resolve_question
-    from tempbench.core.console import info
 
     questions, _, _ = load_inputs(args)
     records = read_run(args.run)

@@ -6,8 +6,11 @@ Prints the index statistics (SPEC §1.1, §2.1) and the time of each stage.
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
+from retriever import load_index
+from tempbench.core.console import info, print_table
 from tempbench.data import add_data_arguments, data_from_args
 
 
@@ -25,10 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build or load the index and print its statistics table."""
-    import time
-
-    from tempbench.core.console import info, print_table
-    from retriever.index import load_index
 
     data = data_from_args(args)
     data.require("kg")

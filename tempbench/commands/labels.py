@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import argparse
 
-from tempbench.data import add_data_arguments
+from retriever import TSV_HEADER, combine_labels, harvest_labels, load_labels
+from tempbench.core.atomic import atomic_open
+from tempbench.core.console import info, print_table
+from tempbench.core.errors import ConfigError
+from tempbench.data import add_data_arguments, data_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,12 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Harvest, optionally merge, write the TSV atomically and print a summary."""
-    from tempbench.core.atomic import atomic_open
-    from tempbench.core.console import info, print_table
-    from tempbench.core.errors import ConfigError
-    from retriever.labels import TSV_HEADER, combine_labels, harvest_labels, load_labels
-    from tempbench.data import data_from_args
-
     data = data_from_args(args)
     data.require("benchmark")
     harvested = harvest_labels(data.benchmark, data.benchmark_ids)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
+
+from retriever import load_config, run_to_file
+from tempbench.core.console import info, print_table
+from tempbench.core.runfile import meta_path
+from tempbench.data import add_data_arguments, data_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench run``."""
-    from tempbench.data import add_data_arguments
-
     parser.add_argument("--config", required=True, metavar="NAME|FILE",
                         help="shipped configuration (oracle, nonoracle, stale_blind, hop3_k25) or a TOML file")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set",
@@ -36,7 +40,6 @@ def default_run_name(name: str, overrides: list[str]) -> str:
     ``tempbench-out/runs/oracle.jsonl``, the run that ``reproduce`` and
     ``audit --runs`` read as the shipped oracle configuration.
     """
-    import re
 
     parts = [re.sub(r"[^\w.=-]+", "_", item.replace(" ", "")).strip("_") for item in overrides]
     return "+".join([name, *(p for p in parts if p)])
@@ -44,12 +47,6 @@ def default_run_name(name: str, overrides: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run one configuration; print a summary table."""
-    from retriever.config import load_config
-    from tempbench.core.console import info, print_table
-    from tempbench.data import data_from_args
-    from tempbench.core.runfile import meta_path
-    from retriever.runner import run_to_file
-
     config = load_config(args.config, args.set)
     data = data_from_args(args)
     out = Path(args.out) if args.out else Path("tempbench-out") / "runs" / f"{default_run_name(config.name, args.set)}.jsonl"

@@ -9,13 +9,18 @@ shares of the stale and distractor negatives.
 from __future__ import annotations
 
 import argparse
+import json
+import time
 from pathlib import Path
+
+from tempbench.core.console import info, print_table
+from tempbench.core.errors import ConfigError
+from tempbench.core.layout import DEFAULT_SCALE, DEFAULT_SEED, default_sample_dir
+from tempbench.sample import generate_sample
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: ``--scale``, ``--seed``, ``--out``."""
-    from tempbench.core.layout import DEFAULT_SCALE, DEFAULT_SEED
-
     parser.add_argument("--scale", choices=("small", "full", "tiny"), default=DEFAULT_SCALE,
                         help="small (default: ~2.5k entities, 40k rows, 1,500 questions), full (the real file's size: "
                              "550,376 rows, 8,710 questions) or tiny (tests)")
@@ -25,12 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Generate the sample and print its summary tables."""
-    import json
-    import time
-
-    from tempbench.core.console import info
-    from tempbench.core.layout import default_sample_dir
-    from tempbench.sample import generate_sample
 
     out = Path(args.out) if args.out else default_sample_dir(args.scale, args.seed)
     _check_out(out)
@@ -53,7 +52,6 @@ def _check_out(out: Path) -> None:
     ``MANIFEST.json``; e.g. a data root holding the real TGB file), is a user
     mistake, not something to overwrite.
     """
-    from tempbench.core.errors import ConfigError
 
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is an existing file; give a directory")
@@ -66,8 +64,6 @@ def _check_out(out: Path) -> None:
 
 def print_summary(manifest: dict, records: list[dict], flags: list[dict]) -> None:
     """Print KG counts, split x complexity x operator counts and functional shares."""
-    from tempbench.core.console import print_table
-
     c = manifest["counts"]
     print_table("Generated KG", ["statistic", "value"], [
         ("rows", c["rows"]), ("entities", c["entities"]), ("relations", c["relations"]),

@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from eval.answers import read_predictions
+from eval.scoring import evaluate, to_json
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_text, load_inputs
+from tempbench.core.atomic import write_json
+from tempbench.core.console import info, print_table
+from tempbench.core.runfile import read_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,10 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from eval.runs import read_predictions, read_run
-    from eval.scoring import evaluate, to_json
-    from tempbench.core.atomic import write_json
-    from tempbench.core.console import info
 
     check_boot(args)
     questions, flags, _ = load_inputs(args)
@@ -47,8 +48,6 @@ def run(args: argparse.Namespace) -> int:
 
 def print_report(result: dict[str, Any], title: str = "") -> None:
     """The human-readable tables of a SPEC §6.2 object."""
-    from tempbench.core.console import info, print_table
-
     agg = result["trp_ccr"]
     ci = result["ci"]
     if agg.get("n_questions", 0) == 0:

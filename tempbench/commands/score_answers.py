@@ -8,9 +8,18 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
+from eval.answers import answer_rows, answers_report, read_predictions
+from eval.bootstrap import bootstrap_ci, mean_metric
+from tempbench.commands._scoring import check_boot, ci_text, load_inputs
+from tempbench.core.atomic import write_json
+from tempbench.core.console import info, print_table
+from tempbench.core.errors import RunMismatchError
+from tempbench.data import add_data_arguments
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tempbench.data import add_data_arguments
 
     parser.add_argument("predictions", metavar="PRED.jsonl", help="JSONL with id and prediction")
     parser.add_argument("--split", choices=("train", "dev", "test", "all"),
@@ -24,15 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
 
-    from eval.answers import answer_rows, answers_report
-    from eval.bootstrap import bootstrap_ci, mean_metric
-    from tempbench.commands._scoring import check_boot, ci_text, load_inputs
-    from tempbench.core.errors import RunMismatchError
-    from eval.runs import read_predictions
-    from tempbench.core.atomic import write_json
-    from tempbench.core.console import info, print_table
 
     check_boot(args)
     questions, _, _ = load_inputs(args)

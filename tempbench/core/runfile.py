@@ -1,21 +1,46 @@
-"""Run files (SPEC §6.1): ``<name>.jsonl`` plus ``<name>.meta.json``.
+"""Run files (SPEC §6.1): ``<name>.jsonl`` plus ``<name>.meta.json``; writing and reading.
 
-One JSON object per line, compact separators, UTF-8 (``ensure_ascii=False``),
+Writing: one JSON object per line, compact separators, UTF-8 (``ensure_ascii=False``),
 keys in the order the retriever builds them, floats as Python's shortest
 round-trip ``repr``: the same run always gives the same bytes. Both files are
 written atomically (:mod:`tempbench.core.atomic`).
+
+Reading (:func:`read_run`) is the one reader of per-question evidence, used by
+every command that takes a run: a run file of SPEC §6.1, a hand-written
+evidence file, or a published baselines file of SPEC §1.4. Forms, sniffed by
+keys (never by file name):
+
+- JSON Lines, or one JSON list of records;
+- the question id under ``id``, ``qid`` or ``question_id``; the evidence list
+  under ``evidence``, ``retrieved``, ``triples`` or ``context`` (the first key of
+  each list that the first record has); ``cutoff_ties`` optional;
+- an item is a triple dict (label space ``s, r, o`` and/or id space ``s_id,
+  r_id, o_id``, with ``t_start, t_end`` or one ``t`` such as ``"1994"`` or
+  ``"1990-1994"``), a 5-list ``[s, r, o, t_start, t_end]``, or a rendered
+  evidence line ``"s | r | o | t"`` (SPEC §2.5's default template).
+
+Normalisation, so that a baseline scores exactly as the same evidence written
+as a run file: a line becomes ``{s, r, o, t_start, t_end, line}`` when it has
+exactly four fields and a year (or span) last, else ``{line}`` alone (it can be
+diffed, not scored); a dict with ``t`` gains ``t_start``/``t_end``; when every
+5-list of the file looks like Wikidata ids (``Q…``, ``P…``, ``Q…``) they become
+id-space dicts, else they stay 5-lists (compared in the gold's space, SPEC
+§3.1). Records of a run file in the SPEC §6.1 form are returned untouched.
+Problems are reported with file and line.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from tempbench.core.atomic import atomic_open, write_json
-from tempbench.core.errors import InputError
+from tempbench.core.errors import InputError, MissingDataError
+from tempbench.core.jsonl import read_jsonl
+from tempbench.core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -47,27 +72,243 @@ def write_meta(run_path: str | Path, meta: dict[str, Any]) -> Path:
     return target
 
 
-def read_run(path: str | Path) -> list[dict[str, Any]]:
-    """Records of a run file written by :func:`write_run` (errors name file and line)."""
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, number, f"not valid JSON ({exc.msg})", "one JSON object per line") from None
-            if not isinstance(record, dict):
-                raise InputError(path, number, "not a JSON object", "one JSON object per line")
-            records.append(record)
-    return records
+def read_meta(run_path: str | Path) -> dict[str, Any] | None:
+    """The ``.meta.json`` beside a run file, or ``None`` when there is none or it is not a JSON object."""
+    target = meta_path(run_path)
+    if not target.is_file():
+        return None
+    try:
+        meta = json.loads(target.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+#: Keys a record may carry its question id / its evidence list under (SPEC §1.4), in order of preference.
+ID_FIELDS = ("id", "qid", "question_id")
+EVIDENCE_FIELDS = ("evidence", "retrieved", "triples", "context")
+#: Separator of the default evidence line template (SPEC §2.5).
+LINE_SEPARATOR = " | "
+
+_WIKIDATA_ENTITY = re.compile(r"^Q\d+$")
+_WIKIDATA_PROPERTY = re.compile(r"^P\d+$")
+_YEAR_SPAN = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:-\s*(-?\d+(?:\.\d+)?)\s*)?$")
+_JSON_TYPES = {int: "number", float: "number", bool: "boolean", type(None): "null", str: "string", list: "array", dict: "object"}
+_EXPECTED_ITEMS = "items with s, r, o or s_id, r_id, o_id plus t_start, t_end (or a 5-list, or an evidence line)"
+
+
+class RunRecords(dict):
+    """``{question id: record}`` in file order, plus how the file was read.
+
+    ``path`` is the file read and ``lines[qid]`` the 1-based line of the record,
+    so that a problem found later (while scoring) can still name file and line.
+    Every record has ``id``, ``evidence`` and ``cutoff_ties`` (normalised
+    records of another form keep their other fields). ``id_key`` and
+    ``evidence_key`` are the keys the file used; ``item_form`` is ``"triple"``,
+    ``"list5"``, ``"line"``, ``"mixed"``, or ``""`` when no record has items.
+    """
+
+    path: Path | None = None
+    lines: dict[Any, int]
+    id_key: str = "id"
+    evidence_key: str = "evidence"
+    item_form: str = ""
+
+    def where(self, qid: Any) -> str:
+        """``"path:line"`` of a record (just the path when unknown), for messages."""
+        line = getattr(self, "lines", {}).get(qid)
+        return f"{self.path}:{line}" if line is not None else str(self.path)
+
+
+def parse_time(text: Any) -> tuple[float, float] | None:
+    """``"1994"`` -> ``(1994.0, 1994.0)``; ``"1990-1994"`` -> ``(1990.0, 1994.0)``; else ``None``."""
+    m = _YEAR_SPAN.match(str(text))
+    if not m:
+        return None
+    start = float(m.group(1))
+    end = float(m.group(2)) if m.group(2) is not None else start
+    return start, end
+
+
+def parse_line(line: str, sep: str = LINE_SEPARATOR) -> dict[str, Any] | None:
+    """``{s, r, o, t_start, t_end}`` of a default-template line ``s | r | o | t`` (SPEC §2.5), or ``None``.
+
+    Labels may themselves contain the separator, so this succeeds only when the
+    line has exactly four fields and the last is a year or year span.
+    """
+    parts = line.split(sep)
+    if len(parts) != 4:
+        return None
+    span = parse_time(parts[3])
+    if span is None:
+        return None
+    return {"s": parts[0], "r": parts[1], "o": parts[2], "t_start": span[0], "t_end": span[1]}
+
+
+def _time_ok(value: Any) -> bool:
+    """Whether the scorer's ``float(t)`` (SPEC §3.1) reads ``value``: numbers and numeric strings.
+
+    Booleans are refused: in a file they are a mistake, not a year.
+    """
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def item_problem(item: Any) -> str | None:
+    """What is wrong with one (normalised) evidence item, or None when it can be read."""
+    if isinstance(item, dict):
+        if set(item) == {"line"}:
+            return None if isinstance(item["line"], str) else f"line is {item['line']!r}, not a string"
+        if not (all(k in item for k in LABEL_KEYS) or all(k in item for k in ID_KEYS)):
+            miss_l = [k for k in LABEL_KEYS if k not in item]
+            miss_i = [k for k in ID_KEYS if k not in item]
+            return f"lacks {', '.join(miss_l)} (label space) or {', '.join(miss_i)} (id space)"
+        for k in TIME_KEYS:
+            if k not in item:
+                return f"has no {k}"
+            if not _time_ok(item[k]):
+                return f"{k} is {item[k]!r}, not a number"
+        if "score" in item and item["score"] is not None and (
+            isinstance(item["score"], bool) or not isinstance(item["score"], (int, float))
+        ):
+            return f"score is {item['score']!r}, not a number"
+        return None
+    if isinstance(item, list):
+        if len(item) != 5:
+            return f"is a list of {len(item)} fields, not [s, r, o, t_start, t_end]"
+        for pos, name in ((3, "t_start"), (4, "t_end")):
+            if not _time_ok(item[pos]):
+                return f"{name} is {item[pos]!r}, not a number"
+        return None
+    shown = repr(item) if len(repr(item)) <= 40 else repr(item)[:40] + "..."
+    return f"is {shown} (JSON {_JSON_TYPES.get(type(item), type(item).__name__)}), not an object, a 5-list or an evidence line"
+
+
+def _form(item: Any) -> str:
+    return "line" if isinstance(item, str) else ("list5" if isinstance(item, list) else "triple")
+
+
+def _normalise_item(item: Any, ids: bool) -> Any:
+    """The item in a form the scorer reads (see the module docstring); others unchanged."""
+    if isinstance(item, str):
+        parsed = parse_line(item)
+        return {**parsed, "line": item} if parsed is not None else {"line": item}
+    if isinstance(item, list) and ids and len(item) == 5:
+        return dict(zip((*ID_KEYS, *TIME_KEYS), item, strict=True))
+    if isinstance(item, dict) and "t_start" not in item and "t_end" not in item and item.get("t") is not None:
+        span = parse_time(item["t"])
+        if span is not None:
+            return {**item, "t_start": span[0], "t_end": span[1]}
+    return item
+
+
+def _looks_like_ids(items: list[list[Any]]) -> bool:
+    return bool(items) and all(
+        len(it) == 5 and _WIKIDATA_ENTITY.match(str(it[0])) and _WIKIDATA_PROPERTY.match(str(it[1]))
+        and _WIKIDATA_ENTITY.match(str(it[2]))
+        for it in items
+    )
+
+
+def _records(path: Path) -> list[tuple[int, Any]]:
+    """``(line, record)``: JSON Lines, or (when that fails) one JSON list of records."""
+    try:
+        rows = list(read_jsonl(path, objects_only=False))
+    except InputError as jsonl_error:
+        try:
+            whole = json.loads(path.read_bytes().decode("utf-8-sig"))
+        except (ValueError, RecursionError):
+            raise jsonl_error from None
+        if not isinstance(whole, list):
+            raise jsonl_error from None
+        return [(None, rec) for rec in whole]
+    if len(rows) == 1 and isinstance(rows[0][1], list):  # one JSON list on one line
+        return [(None, rec) for rec in rows[0][1]]
+    return rows
+
+
+def _first_key(record: dict[str, Any], names: tuple[str, ...], want_list: bool = False) -> str | None:
+    return next((k for k in names if k in record and (not want_list or isinstance(record[k], list))), None)
+
+
+def read_run(path: str | Path) -> RunRecords:
+    """Read any per-question evidence file into ``{question id: record}`` (file order).
+
+    See the module docstring for the forms. The evidence list is required;
+    ``cutoff_ties`` defaults to ``[]``. Every item is checked here so that a
+    malformed one is reported with its file and line.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise MissingDataError(f"run file not found: {path}")
+    if not path.is_file():
+        raise InputError(path, None, "is a directory, not a file", "a run file (JSONL)")
+    rows = _records(path)
+    out = RunRecords()
+    out.path = path
+    first_line: dict[Any, int] = {}
+    out.lines = first_line
+    first = next((rec for _, rec in rows if isinstance(rec, dict)), {})
+    id_key = _first_key(first, ID_FIELDS) or "id"
+    evidence_key = _first_key(first, EVIDENCE_FIELDS, want_list=True) or _first_key(first, EVIDENCE_FIELDS) or "evidence"
+    out.id_key, out.evidence_key = id_key, evidence_key
+    five = [it for _, rec in rows if isinstance(rec, dict) and isinstance(rec.get(evidence_key), list)
+            for it in rec[evidence_key] if isinstance(it, list)]
+    ids = _looks_like_ids(five)
+    forms: set[str] = set()
+    for position, (number, rec) in enumerate(rows, start=1):
+        where = number if number is not None else None
+        label = f"record {position}" if number is None else None
+
+        def fail(problem: str, expected: str, label: str | None = label, where: int | None = where) -> InputError:
+            return InputError(path, where, f"{label}: {problem}" if label else problem, expected)
+
+        if not isinstance(rec, dict):
+            raise fail(f"a JSON {type(rec).__name__}, not an object", "one JSON object per line")
+        if id_key not in rec:
+            raise fail(f"missing field {id_key!r}" + (f" (keys: {', '.join(sorted(map(str, rec))[:12])})" if rec else ""),
+                       "the question id under " + "/".join(ID_FIELDS))
+        qid = rec[id_key]
+        if isinstance(qid, (bool, float, list, dict)) or qid is None:
+            raise fail(f"{id_key} is {qid!r}", "a string id")
+        if qid in first_line:
+            raise fail(f"duplicate question id {qid!r} (first on line {first_line[qid]})", "one record per question")
+        if evidence_key not in rec:
+            raise fail(f"missing field {evidence_key!r}", "a list of evidence items under " + "/".join(EVIDENCE_FIELDS))
+        lists = {}
+        for name in (evidence_key, "cutoff_ties"):
+            items = rec.get(name, [])
+            if items is None and name == "cutoff_ties":
+                items = []
+            if not isinstance(items, list):
+                raise fail(f"field {name!r} is a {type(items).__name__}", "a list of evidence items")
+            normalised = [_normalise_item(item, ids) for item in items]
+            for i, item in enumerate(normalised):
+                problem = item_problem(item)
+                if problem:
+                    raise fail(f"{name}[{i}] {problem}", _EXPECTED_ITEMS)
+            forms.update(_form(item) for item in items)
+            lists[name] = normalised
+        if id_key == "id" and evidence_key == "evidence" and lists["evidence"] == rec["evidence"]:
+            record = rec  # a SPEC §6.1 record: kept as it is
+            record.setdefault("cutoff_ties", [])
+            if record["cutoff_ties"] is None:
+                record["cutoff_ties"] = []
+            else:
+                record["cutoff_ties"] = lists["cutoff_ties"]
+        else:
+            rest = {k: v for k, v in rec.items() if k not in (id_key, evidence_key, "cutoff_ties")}
+            record = {"id": qid, "evidence": lists[evidence_key], "cutoff_ties": lists["cutoff_ties"], **rest}
+        first_line[qid] = number if number is not None else position
+        out[qid] = record
+    out.item_form = forms.pop() if len(forms) == 1 else ("mixed" if forms else "")
+    return out

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tempbench.core.errors import ConfigError
+from tempbench.sample.write import write_sample
+
 __all__ = ["generate_sample", "SCALE_NAMES"]
 
 SCALE_NAMES = ("tiny", "small", "full")
@@ -36,8 +39,6 @@ def generate_sample(out: Path, scale: str = "small", seed: int = 42) -> Path:
     seed:
         Seed of every random draw.
     """
-    from tempbench.core.errors import ConfigError
-    from tempbench.sample.write import write_sample
 
     if scale not in SCALE_NAMES:
         raise ConfigError(f"unknown sample scale {scale!r} (expected one of {', '.join(SCALE_NAMES)})")

@@ -66,7 +66,6 @@ INTERVAL_YEAR_IN_TEXT = 2 / 864  # released share of interval questions whose te
 @dataclass
 class Benchmark:
     """The built benchmark: label-space records, id-space records, flags, stats."""
-
     labelled: list[dict]
     ids: list[dict]
     flags: list[dict]
@@ -83,7 +82,6 @@ def split_plan(n: int) -> list[tuple[str, int, int]]:
 
 class _KGView:
     """Sorted indexes over the rows needed to draw chains and negatives."""
-
     def __init__(self, head: np.ndarray, tail: np.ndarray, relation: np.ndarray, year: np.ndarray) -> None:
         self.head = np.asarray(head, dtype=np.int64)
         self.tail = np.asarray(tail, dtype=np.int64)

@@ -41,7 +41,6 @@ TYPE_NAMES = ("country", "city", "person", "organisation", "university", "sports
 @dataclass(frozen=True)
 class Scale:
     """Size parameters of one generated scale."""
-
     name: str
     n_entities: int
     n_countries: int
@@ -176,7 +175,6 @@ def _expand(s: np.ndarray, o: np.ndarray, start: np.ndarray, length: np.ndarray)
 
 class _Builder:
     """Stateful helper holding the entity blocks and the rng while rows are drawn."""
-
     def __init__(self, scale: Scale, seed: int) -> None:
         self.scale = scale
         self.rng = np.random.default_rng(seed)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 
-from tempbench.core import atomic, layout as paths
+from tempbench.core import atomic
+from tempbench.core import layout as paths
+from tempbench.core.digest import sha256_file
+from tempbench.sample.builder import build_benchmark
+from tempbench.sample.world import build_world
 
 
 def edgelist_text(head: np.ndarray, tail: np.ndarray, relation: np.ndarray, year: np.ndarray,
@@ -30,19 +33,9 @@ def labels_text(entity_ids: list[str], relation_ids: list[str], labels: dict[str
     return "\n".join(rows) + "\n"
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
 
 def write_sample(out: Path, scale: str, seed: int) -> Path:
     """Generate and write; see :func:`tempbench.sample.generate_sample`."""
-    from tempbench.sample.builder import build_benchmark
-    from tempbench.sample.world import build_world
-
     world = build_world(scale, seed)
     bench = build_benchmark(world.head, world.tail, world.relation, world.year, world.entity_ids, world.relation_ids,
                             world.labels, target_n=world.scale.n_questions, seed=seed + 1)

@@ -1,0 +1,73 @@
+"""The claims of the dataset card, read from ``configs/paper_numbers.toml`` (SPEC §4).
+
+Each claim names a computation of :data:`eval.audit.registry.COMPUTE` and its
+parameters, the published value, its kind (``count``, ``rate``, ``range``: the
+tolerance class of :mod:`eval.audit.verdict`) and the command that reproduces
+it. Rows whose ``section`` ends in ``-alt`` are alternative readings of an
+ambiguous claim: shown, but left out of the verdict count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eval.audit.registry import COMPUTE
+from eval.audit.verdict import tolerances_from_toml
+from tempbench.core.errors import ConfigError
+from tempbench.core.layout import shipped_configs_dir
+from tempbench.core.tomlfile import load_toml
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of ``configs/paper_numbers.toml``."""
+
+    id: str
+    section: str
+    group: str
+    what: str
+    paper: Any
+    kind: str
+    compute: str
+    params: dict[str, Any]
+    command: str
+    paper_of: int | None = None
+    note: str | None = None
+    tolerance: dict[str, float] = field(default_factory=dict)
+
+
+def paper_numbers_path() -> Path:
+    """The shipped ``paper_numbers.toml``."""
+    return shipped_configs_dir() / "paper_numbers.toml"
+
+
+def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, dict[str, float]]]:
+    """Read the claims and the tolerance classes; validate every row."""
+    p = Path(path) if path is not None else paper_numbers_path()
+    data = load_toml(p, "paper numbers file")
+    try:
+        tolerances = tolerances_from_toml(data.get("tolerance"))
+    except ValueError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
+    claims = []
+    seen: set[str] = set()
+    required = ("id", "section", "group", "what", "paper", "kind", "compute", "command")
+    for i, row in enumerate(data.get("claim", []), start=1):
+        missing = [k for k in required if k not in row]
+        if missing:
+            raise ConfigError(f"{p}: claim #{i} lacks {', '.join(missing)}")
+        if row["id"] in seen:
+            raise ConfigError(f"{p}: claim id {row['id']!r} appears twice")
+        seen.add(row["id"])
+        if row["kind"] not in tolerances:
+            raise ConfigError(f"{p}: claim {row['id']!r} has kind {row['kind']!r} (expected one of {', '.join(tolerances)})")
+        if row["compute"] not in COMPUTE:
+            raise ConfigError(f"{p}: claim {row['id']!r} names compute {row['compute']!r} (known: {', '.join(sorted(COMPUTE))})")
+        claims.append(Claim(
+            id=row["id"], section=str(row["section"]), group=row["group"], what=row["what"], paper=row["paper"],
+            kind=row["kind"], compute=row["compute"], params=dict(row.get("params", {})), command=row["command"],
+            paper_of=row.get("paper_of"), note=row.get("note"), tolerance=dict(row.get("tolerance", {})),
+        ))
+    return claims, tolerances

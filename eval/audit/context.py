@@ -1,0 +1,95 @@
+"""The inputs of the audit, loaded lazily and once: benchmark, flags, index, runs, scores."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from eval.audit.values import NotComputable
+from eval.scoring import score_run
+from retriever import Retriever, load_benchmark, load_config, load_flags, load_index, select_split
+from tempbench.core.layout import default_index_cache
+from tempbench.core.runfile import read_run
+
+
+class AuditContext:
+    """Lazily loaded inputs of the audit.
+
+    Parameters
+    ----------
+    data:
+        :class:`tempbench.core.layout.DataPaths`.
+    runs_dir:
+        Directory with ``<config>.jsonl`` run files to use when present; the
+        configurations without one are run in memory on ``split``.
+    split:
+        The split of the retrieval claims (``test``).
+    cache_dir:
+        Index cache directory.
+    scores:
+        Already computed score objects by configuration (reused, not recomputed).
+    """
+
+    def __init__(self, data: Any, runs_dir: str | Path | None = None, split: str = "test",
+                 cache_dir: str | Path | None = None, scores: Mapping[str, Any] | None = None,
+                 index: Any = None) -> None:
+        self.data = data
+        self.runs_dir = Path(runs_dir) if runs_dir is not None else None
+        self.split = split
+        self.cache_dir = cache_dir
+        self._scores: dict[str, Any] = dict(scores or {})
+        self._runs: dict[str, dict[str, Any]] = {}
+        self._index = index
+        self.run_sources: dict[str, str] = {}
+
+    @cached_property
+    def questions(self) -> list[dict[str, Any]]:
+        self.data.require("benchmark")
+        return load_benchmark(self.data.benchmark, self.data.benchmark_ids)
+
+    @cached_property
+    def flags(self) -> dict[str, dict[str, bool]] | None:
+        if self.data.flags is None or not Path(self.data.flags).exists():
+            return None
+        return load_flags(self.data.flags)
+
+    def require_flags(self) -> dict[str, dict[str, bool]]:
+        """The functional flags; not computable without them."""
+        if self.flags is None:
+            raise NotComputable("functional_negatives.jsonl not found (give --flags)")
+        return self.flags
+
+    @property
+    def index(self) -> Any:
+        if self._index is None:
+            self.data.require("kg")
+            cache = Path(self.cache_dir) if self.cache_dir is not None else default_index_cache()
+            self._index = load_index(self.data.kg, self.data.labels, benchmark_dir=self.data.benchmark, cache_dir=cache)
+        return self._index
+
+    def split_questions(self, split: str) -> list[dict[str, Any]]:
+        """The questions of ``split`` in file order (``all``: every question)."""
+        return select_split(self.questions, split)
+
+    def run(self, config: str) -> dict[str, Any]:
+        """``{question id: record}`` of a configuration: from ``runs_dir`` or run now."""
+        if config not in self._runs:
+            path = self.runs_dir / f"{config}.jsonl" if self.runs_dir is not None else None
+            if path is not None and path.exists():
+                self._runs[config] = read_run(path)
+                self.run_sources[config] = str(path)
+            else:
+                retriever = Retriever(self.index, load_config(config))
+                self._runs[config] = {q["id"]: retriever.retrieve(q) for q in self.split_questions(self.split)}
+                self.run_sources[config] = f"in memory ({self.split} split)"
+        return self._runs[config]
+
+    def scores(self, config: str) -> dict[str, Any]:
+        """SPEC §6.2 score object of a configuration on the audit split."""
+        if config not in self._scores:
+            # Point values only: the audit prints no intervals, so one bootstrap replicate.
+            split = None if self.split == "all" else self.split
+            self._scores[config] = score_run(self.run(config), self.questions, self.flags, split=split, n_boot=1)
+        return self._scores[config]

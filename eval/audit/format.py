@@ -1,0 +1,62 @@
+"""The audit as a table: values with the paper's precision, signed deltas, verdict counts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _decimals(value: Any) -> int:
+    text = repr(float(value))
+    return max(3, len(text.split(".")[1])) if "." in text and "e" not in text else 3
+
+
+def format_value(value: Any, kind: str, of: int | None = None, like: Any = None) -> str:
+    """Render a paper or reproduced value for a table."""
+    if value is None:
+        return "-"
+    if kind == "range":
+        return f"{value[0]:.3f}-{value[1]:.3f}"
+    if kind == "count":
+        text = f"{int(value):,}"
+        return text if of is None else f"{text} of {int(of):,}"
+    return f"{float(value):.{_decimals(like if like is not None else value)}f}"
+
+
+def format_delta(d: Any, kind: str, like: Any = None) -> str:
+    """A signed delta, with as many decimals as the paper value (at least 3)."""
+    if d is None:
+        return "-"
+    if kind == "count":
+        return f"{int(d):+,}"
+    digits = _decimals(like) if like is not None and kind == "rate" else 3
+    text = f"{d:+.{digits}f}"
+    return "+" + text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """``claim | paper | reproduced | delta | verdict`` cells for printing."""
+    out = []
+    for r in rows:
+        reproduced = format_value(r["reproduced"], r["kind"], r["of"], like=r["paper"])
+        if r["reproduced"] is None and r["reason"]:
+            reproduced = f"- ({r['reason']})"
+        out.append([r["what"], format_value(r["paper"], r["kind"], r["paper_of"]), reproduced,
+                    format_delta(r["delta"], r["kind"], like=r["paper"]), r["verdict"]])
+    return out
+
+
+AUDIT_COLUMNS = ("claim", "paper", "reproduced", "delta", "verdict")
+
+
+def verdict_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """``{verdict: count}`` over the headline claims, sorted by verdict.
+
+    Alternative readings (``section`` ending in ``-alt``) are shown in the table
+    but left out of the count, so each claim of SPEC §4 is counted once.
+    """
+    counts: dict[str, int] = {}
+    for r in rows:
+        if not str(r.get("section", "")).endswith("-alt"):
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return dict(sorted(counts.items()))

@@ -1,0 +1,72 @@
+"""Recompute every claim and give it a verdict (SPEC §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from eval.audit.claims import Claim, load_claims
+from eval.audit.context import AuditContext
+from eval.audit.format import verdict_counts
+from eval.audit.registry import COMPUTE
+from eval.audit.values import NotComputable
+from eval.audit.verdict import delta, verdict
+from tempbench.core.errors import ConfigError
+
+
+def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
+              tolerances: Mapping[str, Mapping[str, float]] | None = None,
+              select: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Recompute every claim (or those whose id starts with one of ``select``).
+
+    Returns
+    -------
+    list of dict
+        One row per claim: ``id, section, group, what, kind, paper, paper_of,
+        reproduced, of, delta, verdict, note, reason, command``.
+    """
+    if claims is None:
+        claims, tolerances = load_claims()
+    tolerances = tolerances or {}
+    rows = []
+    for claim in claims:
+        if select and not any(claim.id.startswith(s) for s in select):
+            continue
+        reason = None
+        try:
+            got = COMPUTE[claim.compute](ctx, **claim.params)
+        except NotComputable as exc:
+            got, reason = None, str(exc)
+        except TypeError as exc:  # wrong params in the TOML: a config problem, said so
+            raise ConfigError(f"claim {claim.id!r}: bad params {claim.params}: {exc}") from None
+        reproduced = None if got is None else got.value
+        tol = {**tolerances.get(claim.kind, {}), **claim.tolerance}
+        notes = [n for n in (claim.note, None if got is None else got.note) if n]
+        rows.append({
+            "id": claim.id,
+            "section": claim.section,
+            "group": claim.group,
+            "what": claim.what,
+            "kind": claim.kind,
+            "paper": claim.paper,
+            "paper_of": claim.paper_of,
+            "reproduced": reproduced,
+            "of": None if got is None else got.of,
+            "delta": delta(claim.paper, reproduced, claim.kind),
+            "verdict": verdict(claim.paper, reproduced, claim.kind, tol),
+            "note": "; ".join(notes) if notes else None,
+            "reason": reason,
+            "command": claim.command,
+        })
+    return rows
+
+
+def audit_document(ctx: AuditContext, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON of ``tempbench audit --json`` and of ``tempbench reproduce`` (``audit.json``)."""
+    return {
+        "data": None if ctx.data.root is None else str(ctx.data.root),
+        "split": ctx.split,
+        "run_sources": dict(ctx.run_sources),
+        "verdicts": verdict_counts(rows),
+        "claims": rows,
+    }

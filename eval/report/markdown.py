@@ -1,0 +1,133 @@
+"""The reproduction report as Markdown (``report.md``), with the plots it links (SPEC §4, §6.2, §6.3).
+
+Input is plain data: the SPEC §6.2 score object of each configuration, the
+audit rows of :func:`eval.audit.run.run_audit` and optional diff summaries.
+The report links only plots that were written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from eval.audit.format import verdict_counts
+from eval.measures import RANK_MEASURES
+from eval.report.plots import TIE_METRICS, write_plots
+from eval.report.tables import audit_table, fmt, headline_rows, md_table, ordered, slice_rows
+from tempbench.core.atomic import write_text
+
+#: Rank metrics shown in the report (every one is in ``scores/<config>.json``).
+REPORT_RANK_MEASURES = tuple(m for m in RANK_MEASURES if not (m.family == "ndcg" and m.cutoff < 10))
+
+
+def write_report(
+    out_dir: str | Path,
+    scores: Mapping[str, Mapping[str, Any]],
+    audit_rows: Sequence[Mapping[str, Any]] = (),
+    diffs: Mapping[str, Mapping[str, Any]] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``plots/*.png`` and ``report.md`` into ``out_dir``; returns the report path.
+
+    Parameters
+    ----------
+    scores:
+        Configuration name -> SPEC §6.2 score object.
+    audit_rows:
+        Rows of :func:`eval.audit.run_audit`.
+    diffs:
+        Baseline file name -> diff result (``summary`` plus optional ``metrics``
+        rows and ``config``).
+    meta:
+        Free ``key -> value`` facts printed at the top (data root, split, timings).
+    """
+    out = Path(out_dir)
+    plots = write_plots(scores, out / "plots")
+    lines: list[str] = ["# TempBench reproduction report", ""]
+    for key, value in (meta or {}).items():
+        lines.append(f"- **{key}**: {value}")
+    if meta:
+        lines.append("")
+    cols, rows = headline_rows(scores)
+    lines += ["## Headline (SPEC §3.2, §3.5, §3.7)", "",
+              "TRP is the macro mean over questions with evidence; coverage is the share of questions with evidence. "
+              "CI: 95% bootstrap over questions. Tie range: min–max over orderings of equal BM25 scores.", "",
+              md_table(cols, rows), ""]
+
+    def image(name: str, caption: str) -> None:
+        if name in plots:
+            lines.extend([f"![{caption}](plots/{name}.png)", ""])
+
+    for field in ("complexity", "operator"):
+        cols, rows = slice_rows(scores, field)
+        lines += [f"## By {field}", "", md_table(cols, rows), ""]
+        image(f"by_{field}", f"TRP and CCR by {field}")
+    if "oracle" in scores and "stale_blind" in scores:
+        lines += ["## Filtered vs stale-blind (SPEC §2.4, §3.3)", ""]
+    neg_names = sorted({n for s in scores.values() for n in (s.get("negatives") or {}) if isinstance((s.get("negatives") or {}).get(n), dict)})
+    if neg_names:
+        if "oracle" not in scores or "stale_blind" not in scores:
+            lines += ["## Typed negatives (SPEC §3.3)", ""]
+        neg_rows = []
+        for name in ordered(scores):
+            neg = scores[name].get("negatives") or {}
+            neg_rows.append([name] + [
+                f"{fmt(neg[n].get('rate'))} (n={neg[n].get('n')})" if isinstance(neg.get(n), dict) else "–" for n in neg_names
+            ])
+        lines += [md_table(["config", *neg_names], neg_rows), ""]
+    image("filtered_vs_stale_blind", "filtered vs stale-blind")
+    rank_names = [m.name for m in REPORT_RANK_MEASURES if any(m.name in (s.get("rank") or {}) for s in scores.values())]
+    if rank_names:
+        rank_rows = [[name] + [(scores[name].get("rank") or {}).get(m) for m in rank_names] for name in ordered(scores)]
+        lines += ["## Rank metrics (SPEC §3.4)", "", md_table(["config", *rank_names], rank_rows), ""]
+    tie_rows = []
+    for name in ordered(scores):
+        for metric, t in (scores[name].get("ties") or {}).items():
+            if isinstance(t, dict) and metric in TIE_METRICS:
+                tie_rows.append([name, metric, t.get("observed"), t.get("expected"), t.get("min"), t.get("max"), t.get("bias")])
+    if tie_rows:
+        lines += ["## Tie-aware evaluation (SPEC §3.5)", "",
+                  "Every metric at every depth is in `scores/<config>.json` under `ties`.", "",
+                  md_table(["config", "metric", "observed", "expected", "min", "max", "bias"], tie_rows), ""]
+        image("ties", "tie-aware ranges")
+    if audit_rows:
+        counts = verdict_counts(audit_rows)
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        lines += ["## Audit of the card's claims (SPEC §4)", "",
+                  f"Verdicts: {summary}. Tolerances: `configs/paper_numbers.toml`. On data other than the real "
+                  "release the reproduced column shows that data's values, and FAIL is expected.", "",
+                  audit_table(audit_rows), ""]
+    if diffs:
+        lines += ["## Diff against published baselines (SPEC §6.3)", ""]
+        for name, d in diffs.items():
+            lines += [f"### `{name}`", ""]
+            if d.get("error"):
+                lines += [f"Skipped: {d['error']}", ""]
+                continue
+            if d.get("config"):
+                lines.append(f"Compared with run `{d['config']}`.")
+                lines.append("")
+            summ = d.get("summary")
+            if summ:
+                lines += [f"Exact match: {summ['exact']:,} of {summ['baseline_questions']:,} baseline questions "
+                          f"({summ['exact_share']:.1%}), items compared by {d.get('space')}.", "",
+                          md_table(["measure", "value"], [[k, v] for k, v in summ.items() if k not in ("exact", "exact_share")]), ""]
+                if summ["exact"] < summ["baseline_questions"]:
+                    lines += [f"Per-question differences: `diff/`. To find the decision options (SPEC §2) that reproduce "
+                              f"this baseline: `tempbench diff runs/{d.get('config')}.jsonl BASELINE --sweep`.", ""]
+            metric_rows = d.get("metrics") or []
+            differ = [m for m in metric_rows if m["delta"] is None or abs(m["delta"]) > 1e-12]
+            if metric_rows and not differ:
+                lines += [f"All {len(metric_rows)} (slice, metric) values equal.", ""]
+            elif differ:
+                shown = differ[:40]
+                lines += [f"{len(differ)} of {len(metric_rows)} (slice, metric) values differ"
+                          + (" (the first 40 shown; all in `diff/`)" if len(differ) > 40 else "") + ":", "",
+                          md_table(["slice", "metric", "run", "baseline", "delta"],
+                                    [[m["slice"], m["metric"], m["run"], m["baseline"], m["delta"]] for m in shown]), ""]
+            if d.get("metrics_note"):
+                lines += [d["metrics_note"], ""]
+    report = out / "report.md"
+    write_text(report, "\n".join(lines).rstrip() + "\n")
+    return report

@@ -1,0 +1,156 @@
+"""The report's plots (PNG, matplotlib's Agg backend, no display needed), written atomically.
+
+``by_complexity.png`` / ``by_operator.png``
+    TRP and CCR per slice, one bar per configuration.
+``filtered_vs_stale_blind.png``
+    The oracle retriever with and without the temporal filter: CCR per operator
+    and the stale-negative hit rates (SPEC §3.3).
+``ties.png``
+    Tie-aware ranges (SPEC §3.5): observed value, expected value and the
+    [min, max] over tie orderings as error bars, per metric and configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval.measures import Measure
+from eval.report.tables import ordered, slice_values
+from tempbench.core.atomic import atomic_open
+
+#: The metrics of the tie plot and table (SPEC §3.5).
+TIE_METRICS = ("TRP", "CCR", *(m.name for m in (Measure("recall", 1), Measure("recall", 5), Measure("ndcg", 10), Measure("mrr"))))
+PLOTS = ("by_complexity", "by_operator", "filtered_vs_stale_blind", "ties")
+
+
+def _save(fig: Any, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    with atomic_open(path, "wb", encoding=None) as handle:
+        # No Software/date metadata: the same data gives the same bytes.
+        fig.savefig(handle, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+
+
+def _grouped_bars(ax: Any, groups: Sequence[str], series: Mapping[str, Sequence[float | None]], title: str) -> None:
+    width = 0.8 / max(len(series), 1)
+    x = np.arange(len(groups))
+    for i, (name, values) in enumerate(series.items()):
+        vals = [np.nan if v is None else v for v in values]
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, vals, width, label=name)
+    ax.set_xticks(x)
+    ax.set_xticklabels(groups, rotation=20 if max((len(g) for g in groups), default=0) > 8 else 0)
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot_by_slice(scores: Mapping[str, Mapping[str, Any]], field: str, path: Path) -> bool:
+    """TRP and CCR per slice of ``field`` for each configuration; False when nothing to plot."""
+    groups = slice_values(scores, field)
+    if not groups:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    for ax, metric in zip(axes, ("TRP", "CCR"), strict=True):
+        series = {}
+        for name in ordered(scores):
+            per = (scores[name].get("trp_ccr") or {}).get(f"by_{field}") or {}
+            series[name] = [(per.get(g) or {}).get(metric) for g in groups]
+        _grouped_bars(ax, groups, series, f"{metric} by {field}")
+    axes[0].legend(fontsize=8)
+    _save(fig, path)
+    return True
+
+
+def plot_filtered_vs_blind(scores: Mapping[str, Mapping[str, Any]], path: Path,
+                           filtered: str = "oracle", blind: str = "stale_blind") -> bool:
+    """CCR per operator and stale hit rates, filtered vs stale-blind; False without both runs."""
+    if filtered not in scores or blind not in scores:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pair = {filtered: scores[filtered], blind: scores[blind]}
+    groups = slice_values(pair, "operator")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    series = {
+        f"{name} ({'filter on' if name == filtered else 'filter off'})":
+            [((s.get("trp_ccr") or {}).get("by_operator") or {}).get(g, {}).get("CCR") for g in groups]
+        for name, s in pair.items()
+    }
+    _grouped_bars(axes[0], groups, series, "CCR by operator")
+    axes[0].legend(fontsize=8)
+    names = ("stale_exact", "stale_same_fact", "stale_same_relation")
+    neg_series = {
+        name: [((s.get("negatives") or {}).get(n) or {}).get("rate") for n in names] for name, s in pair.items()
+    }
+    _grouped_bars(axes[1], [n.replace("stale_", "") for n in names], neg_series, "stale-negative hit rate (functional)")
+    for container in axes[1].containers:
+        axes[1].bar_label(container, fmt="%.3f", fontsize=7)  # a 0.000 bar is otherwise invisible
+    axes[1].legend(fontsize=8)
+    _save(fig, path)
+    return True
+
+
+def plot_ties(scores: Mapping[str, Mapping[str, Any]], path: Path, metrics: Sequence[str] = TIE_METRICS) -> bool:
+    """Observed value with the tie-aware [min, max] as error bars and the expected value."""
+    names = [n for n in ordered(scores) if scores[n].get("ties")]
+    present = [m for m in metrics if any((scores[n]["ties"].get(m) or {}).get("min") is not None for n in names)]
+    if not names or not present:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(11, 4), constrained_layout=True)
+    width = 0.8 / len(names)
+    x = np.arange(len(present))
+    for i, name in enumerate(names):
+        obs, exp, lo, hi = [], [], [], []
+        for m in present:
+            t = scores[name]["ties"].get(m) or {}
+            o = t.get("observed")
+            obs.append(np.nan if o is None else o)
+            exp.append(np.nan if t.get("expected") is None else t["expected"])
+            lo.append(0.0 if o is None or t.get("min") is None else max(o - t["min"], 0.0))
+            hi.append(0.0 if o is None or t.get("max") is None else max(t["max"] - o, 0.0))
+        pos = x + (i - (len(names) - 1) / 2) * width
+        ax.errorbar(pos, obs, yerr=[lo, hi], fmt="o", capsize=4, label=f"{name} observed [min, max]")
+        ax.plot(pos, exp, "x", color="black", markersize=6, label="expected over tie orderings" if i == 0 else None)
+    ax.set_xticks(x)
+    ax.set_xticklabels(present)
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_title("Tie-aware ranges (SPEC §3.5)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    _save(fig, path)
+    return True
+
+
+def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path) -> dict[str, Path]:
+    """Draw every plot that the scores allow; returns ``name -> path`` of those written."""
+    plots_dir = Path(plots_dir)
+    written: dict[str, Path] = {}
+    jobs = {
+        "by_complexity": lambda p: plot_by_slice(scores, "complexity", p),
+        "by_operator": lambda p: plot_by_slice(scores, "operator", p),
+        "filtered_vs_stale_blind": lambda p: plot_filtered_vs_blind(scores, p),
+        "ties": lambda p: plot_ties(scores, p),
+    }
+    for name, job in jobs.items():
+        path = plots_dir / f"{name}.png"
+        if job(path):
+            written[name] = path
+    return written
