@@ -27,7 +27,7 @@ full <= 60 s.
 Section ``retrieval`` (issue 4): on the full generated sample (8,710 questions),
 from a cached index, one worker, every configuration of SPEC §2.6 over every
 question; the linker alone; and the slow reference of
-``tests/retriever_slow_reference.py`` side by side with the fast path on the
+``tests/reference/retriever.py`` side by side with the fast path on the
 same questions (``--slow-questions``), asserting identical evidence; and its
 full-scan variant (every KG row examined per hop, ``--scan-questions``). Targets:
 oracle >= 500 q/s, stale_blind and hop3_k25 >= 200 q/s, linker >= 2,000 q/s,
@@ -59,6 +59,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the slow reference implementations (tests/reference/)
 
 SIDE_BY_SIDE_REPEATS = 3
 FULL_ROWS = 550_376
@@ -235,11 +236,11 @@ def child_score(kg: str, labels: str, cache: str, repeats: str, subset: str) -> 
 
 def child_retrieval(root: str, cache: str, n_slow: str, n_scan: str) -> dict[str, Any]:
     """Issue 4: every shipped configuration over all questions, one worker, cached index;
-    the slow reference (tests/retriever_slow_reference.py) side by side on the same questions."""
+    the slow reference (tests/reference/retriever.py) side by side on the same questions."""
     import numpy as np
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from retriever_slow_reference import SlowRetriever
+    from reference.retriever import SlowRetriever
 
     from retriever.benchmark import load_benchmark
     from retriever.config import load_config

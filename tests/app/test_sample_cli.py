@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sample_checks import check_root
+from reference.sample_checks import check_root
 
 from tempbench.cli import main
 

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from eval_slow_reference import KS, slow_rank, slow_trp_ccr
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.eval import KS, slow_rank, slow_trp_ccr
 
 from eval.keyspace import resolve_question
 from eval.rank import rank_metrics

@@ -24,7 +24,7 @@ def sample_questions(small_sample):
 
 @pytest.fixture(scope="module")
 def slow(small_index):
-    from retriever_slow_reference import SlowRetriever
+    from reference.retriever import SlowRetriever
 
     return SlowRetriever(small_index.kg, small_index.entity_labels, small_index.relation_labels)
 

@@ -22,7 +22,7 @@ print(json.dumps({str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdig
 
 def _digests(tmp: Path, name: str, scale: str, seed: int, hashseed: str) -> dict[str, str]:
     env = dict(os.environ, PYTHONHASHSEED=hashseed)
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run([sys.executable, "-c", _SCRIPT, str(tmp / name), scale, str(seed)],
                           env=env, capture_output=True, text=True, check=True, cwd=root)

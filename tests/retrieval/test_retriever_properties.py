@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from retriever_slow_reference import SlowRetriever
-from test_retriever_tiny import make_index
+from reference.retriever import SlowRetriever
+from reference.tiny import make_index
 
 from retriever.config import RetrieverConfig
 from retriever.pipeline import Retriever

@@ -15,8 +15,8 @@ from eval.baselines import load_baseline
 from eval.diff import choose_space, diff_evidence, diff_lists, exact_share, run_evidence
 from eval.metric_tables import MetricBaseline, normalise_slice
 from retriever.sweep import describe_variant, sweep_variants
-from tempbench.core.runfile import RunRecords, parse_line
 from tempbench.core.errors import InputError
+from tempbench.core.runfile import RunRecords, parse_line
 
 
 def fixed_items():

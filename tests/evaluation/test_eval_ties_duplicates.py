@@ -14,9 +14,9 @@ import math
 from fractions import Fraction
 
 import pytest
-from eval_slow_reference import KS, slow_rank
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.eval import KS, slow_rank
 
 from eval.keyspace import resolve_question
 from eval.ties import first_offset_dist, rank_tie_vectors, tie_report, trp_ccr_ties

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from eval_slow_reference import slow_rank
+from reference.eval import slow_rank
 
 from eval.keyspace import resolve_question
 from eval.measures import KS, rank_measures

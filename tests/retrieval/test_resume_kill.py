@@ -21,7 +21,7 @@ import pytest
 
 from tempbench.core.runfile import meta_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHARD = re.compile(r"^[0-9a-f]{16}-\d{5}\.jsonl$")
 POLL_TIMEOUT_S = 120.0
 

@@ -15,7 +15,7 @@ from retriever import runner
 from retriever.config import load_config
 from tempbench.core.runfile import meta_path, read_run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-BAD = Path(__file__).parent / "data" / "bad"
+BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 GOOD = BAD / "good"
 CASES = tomllib.loads((BAD / "cases.toml").read_text(encoding="utf-8"))["case"]
 COMMON_RUN = ["--kg", str(GOOD / "kg.csv"), "--labels", str(GOOD / "labels.tsv"),
@@ -278,7 +278,7 @@ def _env() -> dict[str, str]:
     import os
 
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 

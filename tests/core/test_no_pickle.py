@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FORBIDDEN = [
     re.compile(r"^\s*(import|from)\s+(c?pickle|dill|joblib|shelve)\b", re.M),
     re.compile(r"allow_pickle\s*=\s*True"),

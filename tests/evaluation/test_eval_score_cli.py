@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_slow_reference import slow_rank, slow_trp_ccr
-from eval_synthetic import synthetic
+from reference.eval import slow_rank, slow_trp_ccr
+from reference.synthetic import synthetic
 
 from eval.scoring import score_run
 from tempbench.cli import main

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from sample_checks import check_root, read_jsonl, read_kg, read_labels
+from reference.sample_checks import check_root, read_jsonl, read_kg, read_labels
 
 from tempbench.sample import generate_sample
 from tempbench.sample.builder import split_plan

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sample_checks import check_root, read_jsonl, read_kg
+from reference.sample_checks import check_root, read_jsonl, read_kg
 
 from tempbench.sample.builder import build_benchmark
 
