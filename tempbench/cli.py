@@ -14,9 +14,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 from tempbench.core.errors import TempbenchError
+from tempbench.core.version import __version__
 
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -35,14 +35,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _version() -> str:
-
-    try:
-        return version("tempbench-repro")
-    except PackageNotFoundError:  # running from a source tree without install
-        return "0+unknown"
-
-
 def build_parser(selected: str | None) -> argparse.ArgumentParser:
     """Parser with every subcommand listed; only ``selected`` gets its options."""
     parser = argparse.ArgumentParser(
@@ -54,7 +46,7 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
         ),
         epilog="Run 'tempbench COMMAND --help' for the options of one command.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
