@@ -22,7 +22,7 @@ from retriever.labels import TSV_HEADER, combine_labels, harvest_labels, load_la
 from retriever.pipeline import Retriever, pool_key
 from retriever.runner import run_to_file, select_split
 from retriever.sweep import describe_variant, sweep_runs, sweep_variants
-from retriever.tokenize import tokenize
+from retriever.tokenizer import tokenize
 
 __all__ = [
     "TSV_HEADER",

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from retriever.tokenize import tokenize
+from retriever.tokenizer import tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
     from retriever.kg import KG

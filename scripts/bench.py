@@ -181,7 +181,7 @@ def child_score(kg: str, labels: str, cache: str, repeats: str, subset: str) -> 
     from rank_bm25 import BM25Okapi
 
     from retriever.index import load_index
-    from retriever.tokenize import tokenize
+    from retriever.tokenizer import tokenize
 
     index = load_index(kg, labels, None, cache_dir=cache)
     bm25 = index.bm25

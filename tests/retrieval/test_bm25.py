@@ -13,7 +13,7 @@ from rank_bm25 import BM25Okapi
 
 from retriever.bm25 import BM25, bm25_idf
 from retriever.kg import KG
-from retriever.tokenize import tokenize
+from retriever.tokenizer import tokenize
 
 K1, B = 1.5, 0.75
 WORDS = ["river", "city", "of", "the", "born", "in", "Paris", "école", "straße", "東京", "2014", "a_b", "o'neil", "x-y", "İzmir"]

@@ -172,7 +172,7 @@ def test_scores_equal_rank_bm25(index):
             for word, freq in nd.items():
                 self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
 
-    from retriever.tokenize import tokenize
+    from retriever.tokenizer import tokenize
 
     docs = [tokenize(f"{LABELS.get(s, s)} {LABELS[r]} {LABELS.get(o, o)}") for s, r, o, _ in ROWS]
     ref = SpecBM25(docs)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.tokenize import tokenize
+from retriever.tokenizer import tokenize
 
 
 def reference(text: str) -> list[str]:
