@@ -23,6 +23,7 @@ from eval.rank import rank_metrics
 from eval.ties import tie_report
 from eval.trp_ccr import aggregate, coverage_by, row_from_resolved
 from tempbench.core.errors import EvidenceError, RunMismatchError
+from tempbench.core.schema import select_split
 
 BY = ("complexity", "operator")
 
@@ -64,7 +65,7 @@ def select(
     if split is None:
         chosen = [by_id[qid] for qid in run]
         return chosen, [run[q["id"]] for q in chosen], 0, 0
-    chosen = list(questions) if split == "all" else [q for q in questions if q.get("split") == split]
+    chosen = select_split(questions, split)
     if not chosen:
         splits = sorted({str(q.get("split")) for q in questions})
         raise RunMismatchError(f"no benchmark question has split {split!r} (splits: {', '.join(splits)})")

@@ -9,9 +9,10 @@ from typing import Any
 
 from eval.audit.values import NotComputable
 from eval.scoring import score_run
-from retriever import Retriever, load_benchmark, load_config, load_flags, load_index, select_split
+from retriever import Retriever, load_benchmark, load_config, load_flags, load_index
 from tempbench.core.layout import default_index_cache
 from tempbench.core.runfile import read_run
+from tempbench.core.schema import select_split
 
 
 class AuditContext:

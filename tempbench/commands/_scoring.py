@@ -9,12 +9,13 @@ from typing import Any
 from eval.keyspace import KEY_CHOICES
 from retriever import load_benchmark, load_flags
 from tempbench.core.errors import ConfigError, MissingDataError
+from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``score`` and ``compare``."""
-    parser.add_argument("--split", choices=("train", "dev", "test", "all"), help="score every benchmark question of this split; "
+    parser.add_argument("--split", choices=SPLIT_CHOICES, help="score every benchmark question of this split; "
                         "questions absent from the run count as empty retrievals (SPEC §3.2) "
                         "(default: exactly the questions in the run)")
     parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")

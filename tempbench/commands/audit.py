@@ -18,13 +18,14 @@ from eval.audit.run import audit_document, run_audit
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError, MissingDataError
+from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench audit``."""
     parser.add_argument("--runs", metavar="DIR", help="directory with <config>.jsonl run files (missing ones are run in memory)")
-    parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
+    parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
                         help="split of the retrieval claims (default: test, as the card)")
     parser.add_argument("--claim", action="append", default=[], metavar="ID",
                         help="only the claims whose id starts with ID (repeatable), e.g. --claim dist.")

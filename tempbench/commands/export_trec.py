@@ -18,6 +18,7 @@ from eval.trec import write_trec
 from tempbench.commands._scoring import load_inputs
 from tempbench.core.console import info
 from tempbench.core.runfile import read_run
+from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments
 
 
@@ -25,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("run", metavar="RUN", help="run file or evidence JSONL")
     parser.add_argument("--out", metavar="PREFIX", help="output prefix: writes PREFIX.run and PREFIX.qrels (default: RUN without .jsonl)")
-    parser.add_argument("--split", choices=("train", "dev", "test", "all"), help="export every question of this split (default: exactly the questions in the run)")
+    parser.add_argument("--split", choices=SPLIT_CHOICES, help="export every question of this split (default: exactly the questions in the run)")
     parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")
     parser.add_argument("--tag", default="tempbench", help="run tag in the TREC file (default tempbench)")
     add_data_arguments(parser, kg=False)

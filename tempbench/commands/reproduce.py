@@ -13,7 +13,7 @@ import time
 from eval.audit.format import verdict_counts
 from eval.report.tables import headline_rows
 from tempbench.core.console import info, print_table
-from tempbench.core.schema import SHIPPED_CONFIGS
+from tempbench.core.schema import SHIPPED_CONFIGS, SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench.reproduce import reproduce
 
@@ -21,7 +21,7 @@ from tempbench.reproduce import reproduce
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench reproduce``."""
     parser.add_argument("--out", default="tempbench-out", metavar="DIR", help="output directory (default: ./tempbench-out)")
-    parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
+    parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
                         help="benchmark split (default: test, as the paper)")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="worker processes per run (output is byte-identical for any N; default 1)")

@@ -9,6 +9,7 @@ from pathlib import Path
 from retriever import load_config, run_to_file
 from tempbench.core.console import info, print_table
 from tempbench.core.runfile import meta_path
+from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 
 
@@ -18,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="shipped configuration (oracle, nonoracle, stale_blind, hop3_k25) or a TOML file")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set",
                         help="override one config key; VALUE is TOML (e.g. caps=[60,200], temporal_filter=false); repeatable")
-    parser.add_argument("--split", default="test", choices=("test", "dev", "train", "all"),
+    parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
                         help="benchmark split to run (default: test)")
     parser.add_argument("--out", metavar="PATH.jsonl",
                         help="run file (default: tempbench-out/runs/<name>.jsonl, with the --set overrides appended to <name> "

@@ -16,13 +16,14 @@ from tempbench.commands._scoring import check_boot, ci_text, load_inputs
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import RunMismatchError
+from tempbench.core.schema import SPLIT_CHOICES, select_split
 from tempbench.data import add_data_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("predictions", metavar="PRED.jsonl", help="JSONL with id and prediction")
-    parser.add_argument("--split", choices=("train", "dev", "test", "all"),
+    parser.add_argument("--split", choices=SPLIT_CHOICES,
                         help="score every question of this split (missing predictions score 0); default: the predicted questions")
     parser.add_argument("--json", metavar="OUT", help="write the answers object as JSON")
     parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates (default 1000)")
@@ -42,10 +43,7 @@ def run(args: argparse.Namespace) -> int:
     unknown = [qid for qid in predictions if qid not in by_id]
     if unknown:
         raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
-    if args.split == "all":
-        chosen = list(questions)
-    else:
-        chosen = [q for q in questions if q["split"] == args.split] if args.split else [by_id[qid] for qid in predictions]
+    chosen = select_split(questions, args.split) if args.split else [by_id[qid] for qid in predictions]
     rows = answer_rows(chosen, predictions)
     report = answers_report(rows, t_query_exposed=not args.t_query_hidden)
     em = np.array([r["em"] for r in rows], dtype=float)

@@ -14,7 +14,10 @@ One definition of each naming and time rule of the specification:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
+
+from tempbench.core.errors import ConfigError
 
 LABEL_KEYS = ("s", "r", "o")
 ID_KEYS = ("s_id", "r_id", "o_id")
@@ -31,6 +34,13 @@ SPLIT_CHOICES = ("test", "dev", "train", "all")
 
 #: The shipped configurations of SPEC §2.6, in the paper's order.
 SHIPPED_CONFIGS = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
+
+
+def select_split(questions: Sequence[Any], split: str) -> list[Any]:
+    """The questions of ``split`` in file order (``all``: every question); an unknown split is an error."""
+    if split not in SPLIT_CHOICES:
+        raise ConfigError(f"unknown split {split!r} (expected one of {', '.join(SPLIT_CHOICES)})")
+    return list(questions) if split == "all" else [q for q in questions if q.get("split") == split]
 
 
 def carried_spaces(obj: Any) -> list[str]:
