@@ -32,7 +32,7 @@ from eval.keyspace import KEY_CHOICES
 from eval.metric_tables import MetricBaseline, flatten_scores, resolve_slice
 from eval.scoring import score_run
 from eval.trp_ccr import aggregate, coverage_by, score_question
-from retriever import describe_variant, sweep_runs, sweep_variants
+from retriever import describe_variant, sweep_keys, sweep_runs, sweep_variants
 from tempbench.core.errors import EvidenceError, TempbenchError
 from tempbench.core.runfile import RunRecords
 from tempbench.core.schema import format_span
@@ -316,13 +316,18 @@ def evidence_scores(questions_by_id: Mapping[str, Mapping[str, Any]], records: M
 # --------------------------------------------------------------------------- sweep
 
 
+#: A sweep whose best variant matches fewer baseline questions than this share reproduces nothing.
+REPRODUCED_SHARE = 0.95
+
+
 def run_sweep(
     index: Any,
     base: Any,
     questions: Sequence[Mapping[str, Any]],
     baseline: Mapping[str, Sequence[Mapping[str, Any]]],
     base_form: str = "triple",
-) -> list[dict[str, Any]]:
+    keys: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """Rerun the retriever for every sweep variant (:mod:`retriever.sweep`) and rank by exact-match share.
 
     Parameters
@@ -335,29 +340,66 @@ def run_sweep(
         Benchmark questions (SPEC §1.3) for the baseline's question ids.
     baseline:
         Question id -> evidence items (:func:`run_evidence`).
+    keys:
+        The decision keys to vary (default: every one that can change ``base``'s output).
 
     Returns
     -------
-    list of dict
-        ``{variant, changes, exact, n, share}`` sorted by ``share`` descending,
-        then fewer changed keys, then sweep order (so the default wins ties).
+    dict
+        ``keys``; ``rows``: one row per group of variants with identical
+        evidence on every question, ``{variant, variants, agree, changes, exact,
+        n, share}`` sorted by ``share`` descending, then fewer changed keys,
+        then sweep order (so the default wins ties); ``reproduced``: whether the
+        best row matches at least :data:`REPRODUCED_SHARE` of the baseline's
+        questions; ``first_difference``: the first baseline question (file
+        order) where the best row differs, with its per-question diff.
     """
     wanted = [q for q in questions if str(q["id"]) in baseline]
-    variants = sweep_variants(base)
-    results = []
+    variants = sweep_variants(base, keys)
     space = None
+    groups: dict[int, dict[str, Any]] = {}
+    fingerprints: dict[tuple, int] = {}
     for order, (changes, run) in enumerate(sweep_runs(index, base, wanted, variants)):
         if space is None or base_form == "line":
             space = choose_space(
                 itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form
             )
-        n, total = exact_share(run, baseline, space)
-        results.append({"variant": describe_variant(changes), "changes": dict(changes), "exact": n, "n": total,
-                        "share": n / total if total else 0.0, "_order": order})
-    results.sort(key=lambda r: (-r["share"], len(r["changes"]), r["_order"]))
-    for r in results:
-        del r["_order"]
-    return results
+        # identical evidence on every question -> one group (the same object when shared by construction)
+        fingerprint = tuple(tuple(item_key(it, space) for it in run.get(q, ())) for q in baseline)
+        gid = fingerprints.setdefault(fingerprint, len(fingerprints))
+        if gid not in groups:
+            n, total = exact_share(run, baseline, space)
+            groups[gid] = {"run": run, "members": [], "exact": n, "n": total}
+        groups[gid]["members"].append((order, dict(changes)))
+    rows = []
+    for group in groups.values():
+        members = sorted(group["members"], key=lambda m: (len(m[1]), m[0]))
+        lead_order, lead = members[0]
+        rows.append({
+            "variant": describe_variant(lead), "changes": lead, "agree": len(members),
+            "variants": [describe_variant(c) for _, c in members],
+            "exact": group["exact"], "n": group["n"], "share": group["exact"] / group["n"] if group["n"] else 0.0,
+            "_order": lead_order, "_run": group["run"],
+        })
+    rows.sort(key=lambda r: (-r["share"], len(r["changes"]), r["_order"]))
+    best = rows[0] if rows else None
+    first = None
+    if best is not None:
+        for qid, items in baseline.items():
+            got = best["_run"].get(qid, [])
+            if [item_key(i, space) for i in got] != [item_key(i, space) for i in items]:
+                first = {"question": qid, **diff_lists(got, items, space)}
+                break
+    for r in rows:
+        del r["_order"], r["_run"]
+    return {
+        "keys": list(keys) if keys is not None else sweep_keys(base),
+        "variants": len(variants),
+        "rows": rows,
+        "reproduced": best is not None and best["share"] >= REPRODUCED_SHARE,
+        "threshold": REPRODUCED_SHARE,
+        "first_difference": first,
+    }
 
 
 # --------------------------------------------------------------------------- the whole comparison

@@ -21,7 +21,8 @@ from retriever.kg import KG, load_edgelist
 from retriever.labels import TSV_HEADER, combine_labels, harvest_labels, load_labels, render
 from retriever.pipeline import Retriever, pool_key
 from retriever.runner import run_to_file, select_split
-from retriever.sweep import describe_variant, sweep_runs, sweep_variants
+from retriever.sweep import CANDIDATES as SWEEP_CANDIDATES
+from retriever.sweep import describe_variant, sweep_keys, sweep_runs, sweep_variants
 from retriever.tokenizer import tokenize
 
 __all__ = [
@@ -52,6 +53,8 @@ __all__ = [
     "render",
     "run_to_file",
     "select_split",
+    "SWEEP_CANDIDATES",
+    "sweep_keys",
     "sweep_runs",
     "sweep_variants",
     "tokenize",

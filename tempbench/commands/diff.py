@@ -10,12 +10,13 @@ variants by the share of questions that match the baseline exactly.
 from __future__ import annotations
 
 import argparse
+import difflib
 from pathlib import Path
 from typing import Any
 
 from eval.baselines import load_baseline
 from eval.diff import compare, run_evidence, run_sweep
-from retriever import from_mapping, load_benchmark, load_config, load_flags, load_index
+from retriever import SWEEP_CANDIDATES, from_mapping, load_benchmark, load_config, load_flags, load_index
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError, RunMismatchError, TempbenchError
@@ -31,7 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="another run file, or a baselines file: per-question JSONL or a metric table (JSON/CSV)")
     parser.add_argument("--json", metavar="OUT", help="write the whole diff as JSON")
     parser.add_argument("--sweep", action="store_true",
-                        help="rerun the retriever over the SPEC §2 decision options and rank them by exact-match share")
+                        help="rerun the retriever under every combination of the SPEC §2 decision options (and tie_break) "
+                             "and rank the variants by the share of baseline questions they reproduce exactly; variants "
+                             "with identical evidence are grouped into one row")
+    parser.add_argument("--keys", metavar="KEY,KEY", type=_key_list,
+                        help="with --sweep: vary only these keys (default: every decision key that can change the run: "
+                             + ", ".join(SWEEP_CANDIDATES) + ")")
     parser.add_argument("--config", metavar="NAME|FILE",
                         help="configuration of RUN (default: from RUN's .meta.json); the sweep starts from it")
     parser.add_argument("--space", "--key", dest="space", choices=("auto", "id", "label", "line"), default="auto",
@@ -88,8 +94,43 @@ def print_diff(result: dict[str, Any], show: int = 10) -> None:
     if result.get("metrics_note"):
         info(result["metrics_note"])
     if result.get("sweep"):
-        print_table("sweep: variants ranked by exact-match share", ["rank", "variant", "exact", "share"],
-                    [[i + 1, v["variant"], f"{v['exact']} of {v['n']}", v["share"]] for i, v in enumerate(result["sweep"][:15])])
+        print_sweep(result["sweep"])
+
+
+def print_sweep(sweep: dict[str, Any], shown: int = 15) -> None:
+    """The sweep's groups of identical variants, best first, and what it concludes."""
+    rows = sweep["rows"]
+    table = [[i + 1, v["variant"] + ("" if v["agree"] == 1 else f" (and {v['agree'] - 1} more)"), v["agree"],
+              f"{v['exact']} of {v['n']}", v["share"]] for i, v in enumerate(rows[:shown])]
+    print_table(f"sweep over {', '.join(sweep['keys'])}: {sweep['variants']} variants in {len(rows)} groups of identical "
+                "output, ranked by exact-match share", ["rank", "variant (fewest changes first)", "variants agree", "exact",
+                                                        "share"], table)
+    if len(rows) > shown:
+        info(f"... {len(rows) - shown} more group(s); --json has them all")
+    if not rows:
+        return
+    best = rows[0]
+    if sweep["reproduced"]:
+        info(f"the baseline is reproduced by: {best['variant']}" + (f" (and {best['agree'] - 1} equivalent variants)"
+                                                                    if best["agree"] > 1 else ""))
+    else:
+        info(f"no variant reproduces the baseline (none matches {sweep['threshold']:.0%} of its questions); "
+             f"closest: {best['variant']} with {best['exact']:,} of {best['n']:,} ({best['share']:.1%})")
+    first = sweep.get("first_difference")
+    if first:
+        info(f"first question where the best variant differs: {first['question']} "
+             f"({len(first['missing'])} missing, {len(first['extra'])} extra, {len(first['changed'])} changed time, "
+             f"{len(first['reordered'])} reordered)")
+
+
+def _key_list(text: str) -> list[str]:
+    keys = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in SWEEP_CANDIDATES]
+    if unknown:
+        hints = [f"{k!r}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(k, SWEEP_CANDIDATES, 1)) else "")
+                 for k in unknown]
+        raise argparse.ArgumentTypeError(f"unknown key {', '.join(hints)}; valid: {', '.join(SWEEP_CANDIDATES)}")
+    return keys
 
 
 def _span(t: list[float]) -> str:
@@ -99,6 +140,8 @@ def _span(t: list[float]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Diff RUN against BASELINE; exit 0 whatever the differences."""
+    if args.keys and not args.sweep:
+        raise ConfigError("--keys goes with --sweep")
     run_path = Path(args.run)
     run_records = read_run(run_path)
     baseline = load_baseline(args.baseline)
@@ -138,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         cache = Path(args.cache_dir) if args.cache_dir else default_index_cache()
         index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=cache)
         result["sweep_base"] = config.to_dict()
-        result["sweep"] = run_sweep(index, config, questions, run_evidence(baseline), baseline.item_form)
+        result["sweep"] = run_sweep(index, config, questions, run_evidence(baseline), baseline.item_form, keys=args.keys)
     print_diff(result, args.show)
     if args.json:
         write_json(Path(args.json), result)

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from eval.baselines import load_baseline
 from eval.diff import choose_space, diff_evidence, diff_lists, exact_share, run_evidence
 from eval.metric_tables import MetricBaseline, normalise_slice
-from retriever.sweep import describe_variant, sweep_variants
 from tempbench.core.errors import InputError
 from tempbench.core.runfile import RunRecords, parse_line
 
@@ -231,76 +230,6 @@ def test_run_against_itself_and_injected_changes_on_sample(sample_run):
     assert [x["run_rank"] for x in out["questions"][b]["reordered"]] == [1, 2]
     assert out["questions"][c]["changed"][0]["baseline_time"][0] == run[c][3]["t_start"] - 7
     assert exact_share(run, base, "id") == (len(run) - 3, len(run))
-
-
-def test_sweep_finds_the_option_that_made_the_baseline(sample_run):
-    index, questions = sample_run
-    from eval.diff import run_sweep
-    from retriever.config import load_config
-    from retriever.pipeline import Retriever
-
-    base_cfg = load_config("stale_blind")
-    hidden = base_cfg.replace(cap_counts="unique_triples")
-    subset = questions[:40]
-    producer = Retriever(index, hidden)
-    baseline = {q["id"]: producer.retrieve(q)["evidence"] for q in subset}
-    default = Retriever(index, base_cfg)
-    default_run = {q["id"]: default.retrieve(q)["evidence"] for q in subset}
-    assert exact_share(default_run, baseline, "id")[0] < len(subset)  # the option matters on this data
-    ranking = run_sweep(index, base_cfg, subset, baseline)
-    assert ranking[0]["changes"] == {"cap_counts": "unique_triples"}
-    assert ranking[0]["share"] == 1.0
-    assert len(ranking) == len(sweep_variants(base_cfg))
-
-
-@pytest.mark.parametrize("name", ["nonoracle", "stale_blind"])
-def test_sweep_with_shared_pools_equals_full_reruns(sample_run, name):
-    # run_sweep computes one pool per anchor/BFS setting and re-ranks it per variant;
-    # a full rerun per variant (written out here) must give the same ranking.
-    index, questions = sample_run
-    from eval.diff import run_sweep
-    from retriever.config import load_config
-    from retriever.pipeline import Retriever, pool_key
-
-    base_cfg = load_config(name)
-    producer = Retriever(index, base_cfg.replace(cap_scope="per_node"))
-    default = Retriever(index, base_cfg)
-    # Half the questions are ones where the hidden option changes the evidence, so
-    # the test does not depend on how often that happens in the generated data.
-    differs = [q for q in questions if producer.retrieve(q)["evidence"] != default.retrieve(q)["evidence"]]
-    assert differs, "per_node never changes the evidence on this data"
-    same = [q for q in questions[::5] if q not in differs]
-    subset = differs[:20] + same[: 40 - min(len(differs), 20)]
-    baseline = {str(q["id"]): producer.retrieve(q)["evidence"] for q in subset}
-    variants = sweep_variants(base_cfg)
-    assert len({pool_key(base_cfg.replace(**v) if v else base_cfg) for v in variants}) < len(variants)
-    naive = []
-    for order, changes in enumerate(variants):
-        fresh = Retriever(index, base_cfg.replace(**changes) if changes else base_cfg)
-        records = [fresh.retrieve(q) for q in subset]
-        # the hooks themselves: expand() of a retriever with another ranking, rank() here
-        other = Retriever(index, base_cfg.replace(**{**changes, "k": 3, "line_template": "{s}"}))
-        for q, rec in zip(subset, records, strict=True):
-            assert fresh.rank(q, other.expand(q)) == (rec["evidence"], rec["cutoff_ties"])
-        run = {str(q["id"]): rec["evidence"] for q, rec in zip(subset, records, strict=True)}
-        n, total = exact_share(run, baseline, choose_space([], [], "triple"))
-        naive.append((-n / total, len(changes), order, describe_variant(changes), n))
-    naive.sort()
-    got = run_sweep(index, base_cfg, subset, baseline)
-    assert [(r["variant"], r["exact"]) for r in got] == [(v[3], v[4]) for v in naive]
-    assert got[0]["share"] == 1.0 and got[0]["changes"] == {"cap_scope": "per_node"}
-    assert len({r["exact"] for r in got}) > 1  # the variants differ on this data
-
-
-def test_sweep_variants_cover_the_decision_options():
-    from retriever.config import load_config
-
-    oracle = sweep_variants(load_config("oracle"))
-    assert oracle[0] == {}
-    keys = set().union(*map(set, oracle))
-    assert keys == {"cap_scope", "cap_counts", "line_template", "query_includes_t_query"}
-    linker = sweep_variants(load_config("nonoracle"))
-    assert "linker_match" in set().union(*map(set, linker)) and len(linker) == 2 * len(oracle)
 
 
 # ------------------------------------------------------------------ properties against a slow reading
