@@ -11,13 +11,16 @@ valid TOML is taken as a bare string (``--set anchor=linker``).
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import ConfigError
+from tempbench.core.digest import sha256_json
+from tempbench.core.errors import ConfigError, did_you_mean
 from tempbench.core.layout import shipped_configs_dir
 from tempbench.core.schema import SHIPPED_CONFIGS
 from tempbench.core.tomlfile import TOMLDecodeError, load_toml, loads_toml
@@ -129,8 +132,8 @@ def valid_keys() -> list[str]:
     return [f.name for f in dataclasses.fields(RetrieverConfig) if not f.name.startswith("_")]
 
 
-def _expect(key: str, value: Any, expected: str) -> ConfigError:
-    return ConfigError(f"config key '{key}' has invalid value {value!r} (expected {expected})")
+def _expect(key: str, value: Any, expected: str, hint: str = "") -> ConfigError:
+    return ConfigError(f"config key '{key}' has invalid value {value!r}{hint} (expected {expected})")
 
 
 def _is_int(value: Any) -> bool:
@@ -146,7 +149,8 @@ def validate(cfg: RetrieverConfig) -> None:
         raise _expect("name", cfg.name, "a non-empty file name without path separators")
     for key, allowed in CHOICES.items():
         if getattr(cfg, key) not in allowed:
-            raise _expect(key, getattr(cfg, key), "one of " + ", ".join(repr(a) for a in allowed))
+            raise _expect(key, getattr(cfg, key), "one of " + ", ".join(repr(a) for a in allowed),
+                          did_you_mean(getattr(cfg, key), allowed))
     for key in ("temporal_filter", "query_includes_t_query"):
         if not isinstance(getattr(cfg, key), bool):
             raise _expect(key, getattr(cfg, key), "true or false")
@@ -177,7 +181,7 @@ def from_mapping(values: dict[str, Any], source: str = "config") -> RetrieverCon
     if unknown:
         raise ConfigError(
             f"{source}: unknown config key{'s' if len(unknown) > 1 else ''} "
-            + ", ".join(repr(k) for k in unknown)
+            + ", ".join(repr(k) + did_you_mean(k, keys) for k in unknown)
             + " (valid keys: "
             + ", ".join(keys)
             + ")"
@@ -202,20 +206,61 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+#: Keys whose values are TOML booleans, for the hint on ``--set temporal_filter=False``.
+_BOOL_KEYS = ("temporal_filter", "query_includes_t_query")
+_BARE_INT_LIST = re.compile(r"^\s*\d+(\s*,\s*\d+)+\s*$")
+
+
 def parse_override(text: str) -> tuple[str, Any]:
-    """Parse one ``key=value``; the value is TOML, or a bare string when it is not."""
+    """Parse one ``key=value``; the value is TOML, or a bare string when it is not.
+
+    Common slips get a hint instead of a confusing type error: a key close to a
+    valid one (``kk=5``), ``True``/``False`` for a boolean (TOML writes ``true``),
+    and ``caps=60,200,400`` for a list (``caps=[60,200,400]``).
+    """
     if "=" not in text:
         raise ConfigError(f"--set {text!r}: expected key=value")
     key, raw = text.split("=", 1)
     key = key.strip()
     raw = raw.strip()
     if key not in valid_keys():
-        raise ConfigError(f"--set {text!r}: unknown config key {key!r} (valid keys: {', '.join(valid_keys())})")
+        raise ConfigError(f"--set {text!r}: unknown config key {key!r}{did_you_mean(key, valid_keys())} "
+                          f"(valid keys: {', '.join(valid_keys())})")
     try:
         value = loads_toml(f"v = {raw}")["v"]
     except TOMLDecodeError:
         value = raw
+    if key in _BOOL_KEYS and isinstance(value, str) and value.lower() in ("true", "false"):
+        raise ConfigError(f"--set {text!r}: TOML booleans are lowercase (did you mean {key}={value.lower()}?)")
+    if key == "caps" and isinstance(value, str) and _BARE_INT_LIST.match(value):
+        raise ConfigError(f"--set {text!r}: a list is written in brackets (did you mean caps=[{value.replace(' ', '')}]?)")
     return key, value
+
+
+def override_name(name: str, overrides: Sequence[str]) -> str:
+    """The name of a configuration with ``--set`` overrides: ``oracle+k=5``.
+
+    It names the run in its metadata, in table titles and in the default run
+    file, so an ablation never takes the shipped configuration's name (and
+    file). Characters that cannot be in a file name become ``_``; when that
+    changed anything, a short hash of the overrides keeps two different
+    overrides from sharing a name.
+    """
+    parts = []
+    lossy = False
+    for item in overrides:
+        clean = re.sub(r"[^\w.=-]+", "_", item.replace(" ", "")).strip("_")
+        lossy = lossy or clean != item
+        if clean:
+            parts.append(clean)
+    if lossy:
+        parts.append(sha256_json(list(overrides))[:8])
+    return "+".join([name, *parts])
+
+
+def looks_like_path(text: str) -> bool:
+    """A ``--config`` value is a file path only when it looks like one: a separator or a ``.toml`` suffix."""
+    return "/" in text or "\\" in text or (os.sep in text) or text.lower().endswith(".toml")
 
 
 def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> RetrieverConfig:
@@ -225,16 +270,27 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Retr
     ----------
     name_or_path:
         ``oracle``, ``nonoracle``, ``stale_blind``, ``hop3_k25`` (SPEC §2.6) or a
-        path to a TOML file. A file without ``name`` takes its file stem.
+        path to a TOML file. A text is a path only when it looks like one
+        (:func:`looks_like_path`), so ``oracle`` is the shipped configuration
+        even where the current directory holds a file named ``oracle``. A file
+        without ``name`` takes its file stem.
     overrides:
-        ``key=value`` strings, values parsed as TOML.
+        ``key=value`` strings, values parsed as TOML; the configuration's name
+        gains them (:func:`override_name`) unless one sets ``name``.
     """
     text = str(name_or_path)
-    path = Path(text)
-    if text in SHIPPED_CONFIGS and not path.exists():
+    if isinstance(name_or_path, Path) or looks_like_path(text):
+        path = Path(text)
+        if not path.is_file():
+            stem = Path(text).stem
+            hint = (f"; the shipped configuration is named {stem!r} (--config {stem})" if stem in SHIPPED_CONFIGS
+                    else "")
+            raise ConfigError(f"config file {text!r} not found{hint}")
+    elif text in SHIPPED_CONFIGS:
         path = shipped_configs_dir() / f"{text}.toml"
-    elif not path.exists():
-        raise ConfigError(f"config {text!r} is neither a shipped configuration ({', '.join(SHIPPED_CONFIGS)}) nor an existing file")
+    else:
+        raise ConfigError(f"unknown configuration {text!r}{did_you_mean(text, SHIPPED_CONFIGS)}: the shipped ones are "
+                          f"{', '.join(SHIPPED_CONFIGS)}; a file path needs a '/' or a .toml suffix")
     values = _read_toml(path)
     values.setdefault("name", path.stem)
     base = from_mapping(values, source=str(path))
@@ -243,4 +299,6 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Retr
     for item in overrides:
         key, value = parse_override(item)
         values[key] = value
+    if not any(item.split("=", 1)[0].strip() == "name" for item in overrides):
+        values["name"] = override_name(values["name"], overrides)
     return from_mapping(values, source=f"--set {' --set '.join(overrides)} (on {path.name})")

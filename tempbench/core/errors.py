@@ -6,6 +6,8 @@ raises a subclass of :class:`TempbenchError`; anything else is a bug and exits 1
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -65,3 +67,12 @@ class EvidenceError(TempbenchError):
 
 class RunMismatchError(TempbenchError):
     """Run records and benchmark questions do not fit together (SPEC §3.2)."""
+
+
+def did_you_mean(word: object, options: Iterable[object]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``options`` to a mistyped ``word``, else ``""``."""
+    names = {str(o): o for o in options}
+    close = difflib.get_close_matches(str(word), list(names), n=1, cutoff=0.6)
+    if not close and isinstance(word, str):  # case slips: 'False', 'ORACLE'
+        close = [n for n in names if n.lower() == word.lower()][:1]
+    return f" (did you mean {names[close[0]]!r}?)" if close else ""

@@ -210,7 +210,7 @@ def test_set_override_errors(override: str, fragments: list[str], in_tmp: Path, 
 def test_unknown_config_name(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _main(["run", "--config", "no_such_config", *COMMON_RUN, "--out", str(in_tmp / "r.jsonl")], capsys)
     assert code == 2
-    assert "'no_such_config' is neither a shipped configuration" in err
+    assert "unknown configuration 'no_such_config'" in err and "the shipped ones are oracle" in err
 
 
 # ------------------------------------------------ missing files, bad arguments

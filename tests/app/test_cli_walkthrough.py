@@ -85,11 +85,14 @@ def test_progress_silent_when_not_a_terminal(capsys: pytest.CaptureFixture[str])
 
 
 def test_default_run_name_appends_overrides() -> None:
-    from tempbench.commands.run import default_run_name
+    from retriever.config import override_name as default_run_name
 
     assert default_run_name("oracle", []) == "oracle"
     assert default_run_name("oracle", ["k=5"]) == "oracle+k=5"
-    assert default_run_name("oracle", ["caps=[60, 200]", "anchor=linker"]) == "oracle+caps=_60_200+anchor=linker"
+    named = default_run_name("oracle", ["caps=[60, 200]", "anchor=linker"])
+    assert named.startswith("oracle+caps=_60_200+anchor=linker+") and len(named.rsplit("+", 1)[1]) == 8
+    # two overrides that clean to the same text never share a name
+    assert default_run_name("oracle", ['line_template="{s}/{r}"']) != default_run_name("oracle", ['line_template="{s}:{r}"'])
     assert "/" not in default_run_name("oracle", ['line_template="{s}/{r}"'])
 
 
