@@ -24,7 +24,7 @@ with ``P`` the permutations whose metric is defined (denominator > 0).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,7 +117,13 @@ def paired_test(
     seed: int = 0,
     level: float = 0.95,
 ) -> dict[str, dict[str, float | list[float] | None]]:
-    """Per metric: ``a``, ``b``, ``delta = a - b``, bootstrap ``ci`` of delta, permutation ``p``."""
+    """Per metric: ``a``, ``b``, ``delta = a - b``, bootstrap ``ci`` of delta, permutation ``p``.
+
+    Also ``n_differ``: the questions whose contribution (numerator or
+    denominator) differs between A and B, the only ones a swap can move; and
+    ``p_min = 1 / (P + 1)``, the smallest p the test can report with ``P``
+    permutations (a ``p`` equal to it means "below every permutation").
+    """
     names = [k for k in a if k in b]
     if not names:
         return {}
@@ -150,5 +156,22 @@ def paired_test(
             ok = ~np.isnan(perm)
             extreme = np.abs(perm[ok]) >= abs(delta) - 1e-12
             p = float((1 + extreme.sum()) / (ok.sum() + 1))
-        out[k] = {"a": va, "b": vb, "delta": delta, "ci": ci, "p": p}
+        n_differ = int(((a[k].num != b[k].num) | (a[k].den != b[k].den)).sum())
+        out[k] = {"a": va, "b": vb, "delta": delta, "ci": ci, "p": p, "n_differ": n_differ, "p_min": 1.0 / (n_perm + 1)}
+    return out
+
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of a family of p-values (``None`` entries are left out of the family).
+
+    With the ``m`` defined p-values sorted ascending, ``p_(i)`` becomes
+    ``max_{j <= i} min(1, (m - j + 1) p_(j))`` (Holm 1979), returned in input order.
+    """
+    defined = [(p, i) for i, p in enumerate(pvalues) if p is not None]
+    m = len(defined)
+    out: list[float | None] = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(defined)):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
     return out
