@@ -36,6 +36,8 @@ class Claim:
     paper_of: int | None = None
     note: str | None = None
     tolerance: dict[str, float] = field(default_factory=dict)
+    scales: bool = False
+    share: str | None = None
 
 
 def paper_numbers_path() -> Path:
@@ -69,5 +71,12 @@ def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, 
             id=row["id"], section=str(row["section"]), group=row["group"], what=row["what"], paper=row["paper"],
             kind=row["kind"], compute=row["compute"], params=dict(row.get("params", {})), command=row["command"],
             paper_of=row.get("paper_of"), note=row.get("note"), tolerance=dict(row.get("tolerance", {})),
+            scales=bool(row.get("scales", False)), share=row.get("share"),
         ))
+    ids = {c.id for c in claims}
+    for c in claims:
+        if c.share is not None and c.share not in ids:
+            raise ConfigError(f"{p}: claim {c.id!r} names share {c.share!r}, which is no claim id")
+        if c.share is not None and not c.scales:
+            raise ConfigError(f"{p}: claim {c.id!r} has a share row but is not marked scales = true")
     return claims, tolerances

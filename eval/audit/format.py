@@ -60,3 +60,16 @@ def verdict_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
         if not str(r.get("section", "")).endswith("-alt"):
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     return dict(sorted(counts.items()))
+
+
+def verdict_summary(rows: list[dict[str, Any]]) -> str:
+    """``"50 headline claims (4 alternative readings not counted): FAIL 20, OK 15, ..."``.
+
+    The one line that the terminal, ``audit.json`` readers and the report all
+    print, so that its counts match the report's table.
+    """
+    counts = verdict_counts(rows)
+    alternatives = sum(1 for r in rows if str(r.get("section", "")).endswith("-alt"))
+    counted = sum(counts.values())
+    text = ", ".join(f"{k} {v}" for k, v in counts.items())
+    return f"{counted} headline claims ({alternatives} alternative readings not counted): {text}"

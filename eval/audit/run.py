@@ -10,7 +10,7 @@ from eval.audit.context import AuditContext
 from eval.audit.format import verdict_counts
 from eval.audit.registry import COMPUTE
 from eval.audit.values import NotComputable
-from eval.audit.verdict import delta, verdict
+from eval.audit.verdict import NA, OK, SCALE, delta, verdict
 from tempbench.core.errors import ConfigError
 
 
@@ -18,6 +18,10 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
               tolerances: Mapping[str, Mapping[str, float]] | None = None,
               select: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Recompute every claim (or those whose id starts with one of ``select``).
+
+    On data that is not the release (:func:`is_release`), a count marked
+    ``scales`` that differs from the paper gets the verdict ``scale`` instead
+    of OKish/FAIL; its ``share`` row keeps its own verdict.
 
     Returns
     -------
@@ -28,6 +32,7 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
     if claims is None:
         claims, tolerances = load_claims()
     tolerances = tolerances or {}
+    release = is_release(ctx, claims)
     rows = []
     for claim in claims:
         if select and not any(claim.id.startswith(s) for s in select):
@@ -42,6 +47,10 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
         reproduced = None if got is None else got.value
         tol = {**tolerances.get(claim.kind, {}), **claim.tolerance}
         notes = [n for n in (claim.note, None if got is None else got.note) if n]
+        judged = verdict(claim.paper, reproduced, claim.kind, tol)
+        if claim.scales and not release and judged not in (OK, NA):
+            judged = SCALE
+            notes.append("scales with the data's size" + (f"; compare the share row {claim.share}" if claim.share else ""))
         rows.append({
             "id": claim.id,
             "section": claim.section,
@@ -53,12 +62,24 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
             "reproduced": reproduced,
             "of": None if got is None else got.of,
             "delta": delta(claim.paper, reproduced, claim.kind),
-            "verdict": verdict(claim.paper, reproduced, claim.kind, tol),
+            "verdict": judged,
             "note": "; ".join(notes) if notes else None,
             "reason": reason,
             "command": claim.command,
         })
     return rows
+
+
+def is_release(ctx: AuditContext, claims: Sequence[Claim]) -> bool:
+    """Whether the data can be the release: not generated, and as many questions as the card's total.
+
+    The card's total is the paper value of the claim ``split.all.questions``
+    (when the claims file has it).
+    """
+    if getattr(ctx.data, "generated", False):
+        return False
+    total = next((c.paper for c in claims if c.id == "split.all.questions"), None)
+    return total is None or len(ctx.questions) == total
 
 
 def audit_document(ctx: AuditContext, rows: list[dict[str, Any]]) -> dict[str, Any]:

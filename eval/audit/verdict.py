@@ -26,6 +26,8 @@ OK = "OK"
 OKISH = "OKish"
 FAIL = "FAIL"
 NA = "n/a"
+#: A count that grows with the data's size, on data that is not the release (``scales`` in the claims file).
+SCALE = "scale"
 
 #: Slack for decimal boundaries (binary floats cannot hold 0.005 exactly).
 EPS = 1e-9

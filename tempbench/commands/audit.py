@@ -13,7 +13,7 @@ from typing import Any
 
 from eval.audit.claims import load_claims
 from eval.audit.context import AuditContext
-from eval.audit.format import AUDIT_COLUMNS, table_rows, verdict_counts
+from eval.audit.format import AUDIT_COLUMNS, table_rows, verdict_summary
 from eval.audit.run import audit_document, run_audit
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
@@ -39,8 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def print_audit(rows: list[dict[str, Any]], title: str) -> None:
     """The audit table on stdout and a one-line verdict count on stderr."""
     print_table(title, AUDIT_COLUMNS, table_rows(rows))
-    counts = verdict_counts(rows)
-    info("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    info("verdicts: " + verdict_summary(rows))
 
 
 def run(args: argparse.Namespace) -> int:

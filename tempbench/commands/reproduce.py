@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from eval.audit.format import verdict_counts
+from eval.audit.format import verdict_summary
 from eval.report.tables import headline_rows
 from tempbench.core.console import info, print_table
 from tempbench.core.schema import SHIPPED_CONFIGS, SPLIT_CHOICES
@@ -46,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     out = result.out
     cols, rows = headline_rows(result.scores, compact=True)
     print_table(f"TempBench reproduction ({args.split} split)", cols, rows)
-    counts = verdict_counts(result.audit_rows)
-    info("audit of the card's claims (SPEC §4): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    info("audit of the card's claims (SPEC §4): " + verdict_summary(result.audit_rows)
          + (" (generated data: FAIL is expected where a value depends on the real release)" if data.generated else ""))
     for name, d in result.diffs.items():
         if "summary" in d:
