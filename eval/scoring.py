@@ -95,6 +95,7 @@ def evaluate(
         except EvidenceError as exc:
             raise EvidenceError(f"{_where(run, q['id'])}{exc}") from None
     rows = [row_from_resolved(r) for r in resolved]
+    key_space = key_space_effect(chosen, records, resolved, rows)
     answer_rows = None
     if predictions is not None:
         known = {q["id"] for q in questions}
@@ -113,7 +114,40 @@ def evaluate(
         negatives=negatives_report(chosen, resolved, flags),
         flags_found=flags is not None,
         answer_rows=answer_rows,
+        extra={"key_space": key_space},
     )
+
+
+def key_space_effect(
+    questions: Sequence[Mapping[str, Any]],
+    records: Sequence[Mapping[str, Any] | None],
+    resolved: Sequence[Resolved],
+    rows: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """Which key space the questions were matched in, and how many would score otherwise in the other one.
+
+    Matching on ids (the default when both sides carry them, with
+    ``benchmark.jsonl`` merged into the gold) or on labels (what the published
+    scorer does with ``benchmark_labelled.jsonl`` alone) can differ where
+    homonyms occur (SPEC §3.1). Returns ``{"used", "other", "questions_differing"}``:
+    ``used`` is ``"id"``, ``"label"`` or ``"mixed"``; ``questions_differing`` counts
+    the questions whose hits or CCR change when both sides are forced into the
+    other space (``None`` when some item or gold triple does not carry it).
+    """
+    spaces = {r.gold_space for r in resolved if r.items} or {r.gold_space for r in resolved}
+    used = spaces.pop() if len(spaces) == 1 else ("mixed" if spaces else "id")
+    other = {"id": "label", "label": "id"}.get(used)
+    differing = None
+    if other is not None:
+        try:
+            differing = 0
+            for q, rec, row in zip(questions, records, rows, strict=True):
+                evidence = rec.get("evidence", []) if rec is not None else []
+                alt = row_from_resolved(resolve_question(q, evidence, other))
+                differing += (alt["hits"], alt["ccr"]) != (row["hits"], row["ccr"])
+        except EvidenceError:
+            differing = None
+    return {"used": used, "other": other, "questions_differing": differing}
 
 
 def headline_metrics(ev: Evaluation, index: np.ndarray | None = None) -> dict[str, Any]:
@@ -175,6 +209,7 @@ def to_json(
         "rank_empty_rel": ev.rank["n_empty_rel"],
         "negatives": ev.negatives["counts"],
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95},
+        "key_space": ev.extra.get("key_space"),
     }
     return out
 

@@ -9,9 +9,11 @@ atomically. RUN may be a run file (SPEC §6.1) or an evidence JSONL of
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import Any
 
 from eval.answers import read_predictions
+from eval.measures import FAMILIES
 from eval.scoring import evaluate, to_json
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_text, load_inputs
 from tempbench.core.atomic import write_json
@@ -19,7 +21,22 @@ from tempbench.core.console import info, print_table
 from tempbench.core.runfile import read_run
 
 
+def definitions() -> str:
+    """The headline metrics, one line each, for ``--help`` (from the declared measures, :mod:`eval.measures`)."""
+    lines = ["metrics (SPEC §3; docs/specification.md):"]
+    for name in ("TRP", "TRP_micro", "CCR", "coverage", "recall", "ndcg", "mrr"):
+        f = FAMILIES[name]
+        lines += textwrap.wrap(f"{f.title}: {f.definition}; over {f.population}", 96,
+                               initial_indent="  ", subsequent_indent="      ")
+    lines += textwrap.wrap("Empty retrievals count as 0 for CCR, coverage and the rank metrics and are left out of "
+                           "TRP (macro); repeated items count again for TRP and CCR and are dropped before the rank "
+                           "metrics.", 96, initial_indent="  ", subsequent_indent="  ")
+    return "\n".join(lines)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = definitions()
     parser.add_argument("run", metavar="RUN.jsonl", help="run file or evidence JSONL")
     parser.add_argument("--json", metavar="OUT", help="also write the scores as one JSON object (SPEC §6.2)")
     parser.add_argument("--predictions", metavar="P", help="predictions JSONL (id, prediction) to add answer EM/F1 (SPEC §3.6)")
@@ -85,6 +102,9 @@ def print_report(result: dict[str, Any], title: str = "") -> None:
     )
     rows = [[name, t["observed"], t["expected"], t["min"], t["max"], t["bias"]] for name, t in result["ties"].items()]
     print_table("tie-aware (SPEC §3.5)", ["metric", "observed", "expected", "min", "max", "bias"], rows)
+    space = counts.get("key_space") or {}
+    if space:
+        info(key_space_text(space))
 
     ans = result.get("answers")
     if ans:
@@ -96,3 +116,15 @@ def print_report(result: dict[str, Any], title: str = "") -> None:
         print_table("answers (SPEC §3.6)", ["metric", "overall", "without interval"], rows)
         if ans["interval_leak_contaminated"]:
             info("note: interval-slice EM is leak-contaminated (t_query equals the answer year and was exposed)")
+
+
+def key_space_text(space: dict[str, Any]) -> str:
+    """``matched on ids (SPEC §3.1); 0 questions score otherwise on labels: the choice does not matter here``."""
+    names = {"id": "ids", "label": "labels", "mixed": "ids where both sides carry them, else labels"}
+    text = f"matched on {names.get(space['used'], space['used'])} (SPEC §3.1, --key)"
+    n = space.get("questions_differing")
+    if space.get("other") is None or n is None:
+        return text + "; the other key space is not available on both sides"
+    other = names[space["other"]]
+    return text + (f"; on {other}, {n:,} question(s) would score differently" if n
+                   else f"; on {other} every question scores the same: the choice does not matter here")
