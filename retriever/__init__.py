@@ -14,7 +14,7 @@ from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
 from retriever.benchmark import load_benchmark, load_flags
 from retriever.bfs import BFS, Expansion
 from retriever.bm25 import BM25
-from retriever.config import RetrieverConfig, from_mapping, load_config, parse_override, valid_keys
+from retriever.config import RetrieverConfig, from_mapping, load_config, looks_like_path, parse_override, valid_keys
 from retriever.incidence import Incidence
 from retriever.index import KGIndex, load_index
 from retriever.kg import KG, load_edgelist
@@ -48,6 +48,7 @@ __all__ = [
     "load_flags",
     "load_index",
     "load_labels",
+    "looks_like_path",
     "parse_override",
     "pool_key",
     "render",

@@ -18,6 +18,7 @@ from eval.audit.run import audit_document, run_audit
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError, MissingDataError
+from tempbench.core.outputs import check_output_file
 from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.claim and not any(c.id.startswith(s) for c in claims for s in args.claim):
         raise ConfigError(f"--claim {' '.join(args.claim)} matches no claim (ids: {', '.join(c.id for c in claims)})")
     data = data_from_args(args)
+    if args.json:
+        check_output_file(args.json, [args.paper_numbers, *data.input_files()], "--json")
     if args.runs is not None and not Path(args.runs).is_dir():
         raise MissingDataError(f"--runs directory not found: {args.runs}")
     ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir)

@@ -18,6 +18,7 @@ from tempbench.core import atomic
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError
 from tempbench.core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
+from tempbench.core.outputs import claim_output_dir
 from tempbench.sample.builder import build_benchmark
 
 
@@ -34,11 +35,12 @@ def run(args: argparse.Namespace) -> int:
     """Build and write the benchmark, then print its summary tables."""
     if args.target_n < 1:
         raise ConfigError(f"--target-n must be a positive integer, got {args.target_n}")
+    claim_output_dir(args.out, "data-root", [args.kg, args.labels], create=False)  # fail before the slow part
     kg = load_edgelist(Path(args.kg))
     labels = load_labels(Path(args.labels)) if args.labels else {}
     bench = build_benchmark(kg.head, kg.tail, kg.relation, kg.year, kg.entity_ids, kg.relation_ids, labels,
                             target_n=args.target_n, seed=args.seed)
-    out = Path(args.out)
+    out = claim_output_dir(args.out, "data-root", [args.kg, args.labels])
     atomic.write_jsonl(out / BENCHMARK_LABELLED, bench.labelled)
     atomic.write_jsonl(out / BENCHMARK_IDS, bench.ids)
     atomic.write_jsonl(out / FLAGS_FILE, bench.flags)

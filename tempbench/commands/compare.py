@@ -17,7 +17,9 @@ from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_te
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import RunMismatchError
+from tempbench.core.outputs import check_output_file
 from tempbench.core.runfile import read_run
+from tempbench.data import data_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
 
     check_boot(args)
+    if args.json:
+        check_output_file(args.json, [args.run_a, args.run_b, *data_from_args(args).input_files()], "--json")
     questions, flags, _ = load_inputs(args)
     run_a, run_b = read_run(args.run_a), read_run(args.run_b)
     if args.split is None and set(run_a) != set(run_b):

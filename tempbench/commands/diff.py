@@ -21,6 +21,7 @@ from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError, RunMismatchError, TempbenchError
 from tempbench.core.layout import default_index_cache
+from tempbench.core.outputs import check_output_file
 from tempbench.core.runfile import RunRecords, meta_path, read_meta, read_run
 from tempbench.data import add_data_arguments, data_from_args
 
@@ -143,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     if args.keys and not args.sweep:
         raise ConfigError("--keys goes with --sweep")
     run_path = Path(args.run)
+    if args.json:
+        check_output_file(args.json, [args.run, args.baseline, *data_from_args(args).input_files()], "--json")
     run_records = read_run(run_path)
     baseline = load_baseline(args.baseline)
     config = run_config(run_path, args.config)

@@ -13,6 +13,7 @@ from retriever import TSV_HEADER, combine_labels, harvest_labels, load_labels
 from tempbench.core.atomic import atomic_open
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError
+from tempbench.core.outputs import check_output_file
 from tempbench.data import add_data_arguments, data_from_args
 
 
@@ -30,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Harvest, optionally merge, write the TSV atomically and print a summary."""
     data = data_from_args(args)
+    check_output_file(args.out, data.input_files(), "--out")
     data.require("benchmark")
     harvested = harvest_labels(data.benchmark, data.benchmark_ids)
     file_labels = {}

@@ -13,6 +13,7 @@ import time
 from eval.audit.format import verdict_summary
 from eval.report.tables import headline_rows
 from tempbench.core.console import info, print_table
+from tempbench.core.outputs import DEFAULT_OUT, claim_output_dir
 from tempbench.core.schema import SHIPPED_CONFIGS, SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench.reproduce import reproduce
@@ -20,7 +21,9 @@ from tempbench.reproduce import reproduce
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench reproduce``."""
-    parser.add_argument("--out", default="tempbench-out", metavar="DIR", help="output directory (default: ./tempbench-out)")
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                        help=f"output directory (default: ./{DEFAULT_OUT}); a new or empty folder, or one that tempbench "
+                             "wrote before (it never writes into a data root or a folder of your own files)")
     parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
                         help="benchmark split (default: test, as the paper)")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
@@ -41,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
         "configurations": ", ".join(SHIPPED_CONFIGS),
         "command": "tempbench reproduce" + ("" if args.data is None else f" --data {args.data}"),
     }
-    result = reproduce(data, out=args.out, split=args.split, workers=args.workers, n_boot=args.boot,
+    out = claim_output_dir(args.out, "outputs", [*data.input_files(), data.root])
+    result = reproduce(data, out=out, split=args.split, workers=args.workers, n_boot=args.boot,
                        cache_dir=args.cache_dir, description=description)
     out = result.out
     cols, rows = headline_rows(result.scores, compact=True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from retriever import load_config, run_to_file
+from retriever import load_config, looks_like_path, run_to_file
 from tempbench.core.console import info, print_table
+from tempbench.core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
 from tempbench.core.runfile import meta_path
 from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
@@ -39,7 +39,12 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config, args.set)
     data = data_from_args(args)
     # with --set the name carries the overrides, so an ablation never replaces the shipped run
-    out = Path(args.out) if args.out else Path("tempbench-out") / "runs" / f"{config.name}.jsonl"
+    inputs = [*data.input_files(), args.config if looks_like_path(args.config) else None]
+    if args.out:
+        out = check_output_file(args.out, inputs, "--out")
+        check_output_file(meta_path(out), inputs, "--out's .meta.json")
+    else:
+        out = claim_output_dir(DEFAULT_OUT, "outputs", inputs) / "runs" / f"{config.name}.jsonl"
     meta = run_to_file(config, data, split=args.split, out_path=out, workers=args.workers,
                        resume=args.resume, cache_dir=args.cache_dir, shard_size=args.shard_size)
     counts, timings = meta["counts"], meta["timings"]

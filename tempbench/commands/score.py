@@ -18,7 +18,9 @@ from eval.scoring import evaluate, to_json
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_text, load_inputs
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
+from tempbench.core.outputs import check_output_file
 from tempbench.core.runfile import read_run
+from tempbench.data import data_from_args
 
 
 def definitions() -> str:
@@ -50,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
 
     check_boot(args)
+    if args.json:
+        check_output_file(args.json, [args.run, args.predictions, *data_from_args(args).input_files()], "--json")
     questions, flags, _ = load_inputs(args)
     run_records = read_run(args.run)
     predictions = read_predictions(args.predictions) if args.predictions else None

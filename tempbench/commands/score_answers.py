@@ -16,8 +16,9 @@ from tempbench.commands._scoring import check_boot, ci_text, load_inputs
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import RunMismatchError
+from tempbench.core.outputs import check_output_file
 from tempbench.core.schema import SPLIT_CHOICES, select_split
-from tempbench.data import add_data_arguments
+from tempbench.data import add_data_arguments, data_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
 
     check_boot(args)
+    if args.json:
+        check_output_file(args.json, [args.predictions, *data_from_args(args).input_files()], "--json")
     questions, _, _ = load_inputs(args)
     predictions = read_predictions(args.predictions)
     by_id = {q["id"]: q for q in questions}

@@ -57,6 +57,14 @@ class MissingDataError(TempbenchError):
     """A required input file does not exist."""
 
 
+class OutputError(TempbenchError):
+    """An output cannot be written (or must not be: it would overwrite an input)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        super().__init__(f"cannot write {path}: {problem}")
+
+
 class EvidenceError(TempbenchError):
     """An evidence item or gold triple that cannot be scored (SPEC §3.1).
 

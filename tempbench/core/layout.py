@@ -77,6 +77,11 @@ class DataPaths:
             if path is None or not Path(path).exists():
                 raise MissingDataError(f"{name} file not found: {path} (give --{name.replace('_', '-')} or --data DIR)")
 
+    def input_files(self) -> list[Path]:
+        """The input files that exist (an output must never be one of them)."""
+        files = [self.kg, self.labels, self.benchmark, self.benchmark_ids, self.flags]
+        return [Path(f) for f in files if f is not None and Path(f).is_file()]
+
     @property
     def generated(self) -> bool:
         """Whether the root was written by ``tempbench sample`` (it holds the sample's manifest)."""
