@@ -10,8 +10,9 @@ from typing import Any
 from eval.audit.values import NotComputable
 from eval.scoring import score_run
 from retriever import Retriever, load_benchmark, load_config, load_flags, load_index
+from tempbench.core.errors import RunMismatchError
 from tempbench.core.layout import default_index_cache
-from tempbench.core.runfile import read_run
+from tempbench.core.runfile import check_run_inputs, read_meta, read_run
 from tempbench.core.schema import select_split
 
 
@@ -35,7 +36,7 @@ class AuditContext:
 
     def __init__(self, data: Any, runs_dir: str | Path | None = None, split: str = "test",
                  cache_dir: str | Path | None = None, scores: Mapping[str, Any] | None = None,
-                 index: Any = None) -> None:
+                 index: Any = None, force: bool = False) -> None:
         self.data = data
         self.runs_dir = Path(runs_dir) if runs_dir is not None else None
         self.split = split
@@ -43,6 +44,8 @@ class AuditContext:
         self._scores: dict[str, Any] = dict(scores or {})
         self._runs: dict[str, dict[str, Any]] = {}
         self._index = index
+        self.force = force
+        self.warnings: list[str] = []
         self.run_sources: dict[str, str] = {}
 
     @cached_property
@@ -79,6 +82,9 @@ class AuditContext:
         if config not in self._runs:
             path = self.runs_dir / f"{config}.jsonl" if self.runs_dir is not None else None
             if path is not None and path.exists():
+                self.warnings += check_run_inputs(path, self.data, ("kg", "labels", "benchmark", "benchmark_ids"),
+                                                  force=self.force)
+                self.warnings += self._check_role(path, config)
                 self._runs[config] = read_run(path)
                 self.run_sources[config] = str(path)
             else:
@@ -86,6 +92,21 @@ class AuditContext:
                 self._runs[config] = {q["id"]: retriever.retrieve(q) for q in self.split_questions(self.split)}
                 self.run_sources[config] = f"in memory ({self.split} split)"
         return self._runs[config]
+
+    def _check_role(self, path: Path, config: str) -> list[str]:
+        """A run file standing for a shipped configuration must have been made with it (its ``.meta.json``)."""
+        recorded = (read_meta(path) or {}).get("config")
+        if not isinstance(recorded, dict):
+            return [f"{path} has no .meta.json: it is taken to be the {config} configuration unchecked"]
+        expected = load_config(config).to_dict()
+        differs = [k for k in expected if k not in ("name", "description") and recorded.get(k) != expected[k]]
+        if not differs:
+            return []
+        problem = (f"{path} fills the role of {config!r} but was made with other settings: "
+                   + ", ".join(f"{k}={recorded.get(k)!r} (the shipped {config} has {expected[k]!r})" for k in differs))
+        if not self.force:
+            raise RunMismatchError(problem + " (run it with --config " + config + ", or give --force)")
+        return [problem]
 
     def scores(self, config: str) -> dict[str, Any]:
         """SPEC §6.2 score object of a configuration on the audit split."""

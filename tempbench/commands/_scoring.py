@@ -8,7 +8,9 @@ from typing import Any
 
 from eval.keyspace import KEY_CHOICES
 from retriever import load_benchmark, load_flags
+from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, MissingDataError
+from tempbench.core.runfile import check_run_inputs
 from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 
@@ -21,7 +23,23 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")
     parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates for the 95%% intervals (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_force_argument(parser)
     add_data_arguments(parser, kg=False)
+
+
+def add_force_argument(parser: argparse.ArgumentParser) -> None:
+    """``--force``: proceed when a run's metadata names other input files than the data given."""
+    parser.add_argument("--force", action="store_true",
+                        help="proceed even when a run's .meta.json says it was made on other data (other sha256) "
+                             "than the data given here")
+
+
+def check_runs(args: argparse.Namespace, *run_paths: str, names: tuple[str, ...] = ("benchmark", "benchmark_ids")) -> None:
+    """Refuse (or, with ``--force``, warn about) runs made on other data than ``args`` names."""
+    data = data_from_args(args)
+    for path in run_paths:
+        for problem in check_run_inputs(path, data, names, force=getattr(args, "force", False)):
+            info(f"warning (--force): {path}: {problem}")
 
 
 def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, dict[str, bool]] | None, Path | None]:

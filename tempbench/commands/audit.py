@@ -15,6 +15,7 @@ from eval.audit.claims import load_claims
 from eval.audit.context import AuditContext
 from eval.audit.format import AUDIT_COLUMNS, table_rows, verdict_summary
 from eval.audit.run import audit_document, run_audit
+from tempbench.commands._scoring import add_force_argument
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError, MissingDataError
@@ -33,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paper-numbers", metavar="TOML", help="claims file (default: the shipped configs/paper_numbers.toml)")
     parser.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    add_force_argument(parser)
     add_data_arguments(parser)
 
 
@@ -53,12 +55,14 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.json, [args.paper_numbers, *data.input_files()], "--json")
     if args.runs is not None and not Path(args.runs).is_dir():
         raise MissingDataError(f"--runs directory not found: {args.runs}")
-    ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir)
+    ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir, force=args.force)
     rows = run_audit(ctx, claims, tolerances, select=args.claim)
     where = "generated sample" if data.root is None else str(data.root)
     print_audit(rows, f"tempbench audit: the card's claims on {where}")
     if ctx.run_sources:
         info("runs: " + ", ".join(f"{k} <- {v}" for k, v in ctx.run_sources.items()))
+    for warning in ctx.warnings:
+        info(f"warning: {warning}")
     if args.json:
         write_json(Path(args.json), audit_document(ctx, rows))
         info(f"wrote {args.json}")

@@ -13,7 +13,7 @@ from typing import Any
 
 from eval.paired import compare_evaluations
 from eval.scoring import evaluate
-from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_text, load_inputs
+from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import RunMismatchError
@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     check_boot(args)
     if args.json:
         check_output_file(args.json, [args.run_a, args.run_b, *data_from_args(args).input_files()], "--json")
+    check_runs(args, args.run_a, args.run_b)
     questions, flags, _ = load_inputs(args)
     run_a, run_b = read_run(args.run_a), read_run(args.run_b)
     if args.split is None and set(run_a) != set(run_b):

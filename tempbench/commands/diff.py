@@ -17,6 +17,7 @@ from typing import Any
 from eval.baselines import load_baseline
 from eval.diff import compare, run_evidence, run_sweep
 from retriever import SWEEP_CANDIDATES, from_mapping, load_benchmark, load_config, load_flags, load_index
+from tempbench.commands._scoring import add_force_argument, check_runs
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.errors import ConfigError, RunMismatchError, TempbenchError
@@ -45,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare items by ids, labels or rendered lines (default auto: ids when both sides have them)")
     parser.add_argument("--show", type=int, default=10, metavar="N", help="questions shown in detail (default 10)")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (for --sweep)")
+    add_force_argument(parser)
     add_data_arguments(parser)
 
 
@@ -146,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
     run_path = Path(args.run)
     if args.json:
         check_output_file(args.json, [args.run, args.baseline, *data_from_args(args).input_files()], "--json")
+    names = ("kg", "labels", "benchmark", "benchmark_ids") if args.sweep else ("benchmark", "benchmark_ids")
+    check_runs(args, args.run, args.baseline, names=names)
     run_records = read_run(run_path)
     baseline = load_baseline(args.baseline)
     config = run_config(run_path, args.config)

@@ -15,7 +15,7 @@ from typing import Any
 from eval.answers import read_predictions
 from eval.measures import FAMILIES
 from eval.scoring import evaluate, to_json
-from tempbench.commands._scoring import add_scoring_arguments, check_boot, ci_text, load_inputs
+from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
 from tempbench.core.atomic import write_json
 from tempbench.core.console import info, print_table
 from tempbench.core.outputs import check_output_file
@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     check_boot(args)
     if args.json:
         check_output_file(args.json, [args.run, args.predictions, *data_from_args(args).input_files()], "--json")
+    check_runs(args, args.run)
     questions, flags, _ = load_inputs(args)
     run_records = read_run(args.run)
     predictions = read_predictions(args.predictions) if args.predictions else None

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from tempbench.core.atomic import atomic_open, write_json
-from tempbench.core.errors import InputError, MissingDataError
+from tempbench.core.digest import sha256_file
+from tempbench.core.errors import InputError, MissingDataError, RunMismatchError
 from tempbench.core.jsonl import read_jsonl
 from tempbench.core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
 
@@ -312,3 +313,43 @@ def read_run(path: str | Path) -> RunRecords:
         out[qid] = record
     out.item_form = forms.pop() if len(forms) == 1 else ("mixed" if forms else "")
     return out
+
+
+def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = ("benchmark", "benchmark_ids"),
+                     force: bool = False) -> list[str]:
+    """Refuse a run whose ``.meta.json`` names other input files (by sha256) than ``data`` has.
+
+    Parameters
+    ----------
+    run_path:
+        The run file; its metadata records ``inputs.<name>.sha256`` (SPEC §6.1).
+    data:
+        The :class:`~tempbench.core.layout.DataPaths` the run is about to meet.
+    names:
+        Which inputs matter to the command (the benchmark for scoring; also the
+        KG and labels where the command retrieves).
+    force:
+        Report the mismatches instead of refusing.
+
+    Returns
+    -------
+    list of str
+        One line per mismatch (empty when all agree, or when the run has no
+        metadata to compare).
+    """
+    meta = read_meta(run_path)
+    recorded = (meta or {}).get("inputs") or {}
+    problems = []
+    for name in names:
+        theirs = recorded.get(name)
+        ours = getattr(data, name, None)
+        if not isinstance(theirs, dict) or not theirs.get("sha256") or ours is None or not Path(ours).is_file():
+            continue
+        digest = sha256_file(ours)
+        if digest != theirs["sha256"]:
+            problems.append(f"{name}: the run was made on {theirs.get('path')} (sha256 {theirs['sha256'][:12]}…), "
+                            f"this command has {ours} (sha256 {digest[:12]}…)")
+    if problems and not force:
+        raise RunMismatchError(f"{run_path} was made on other data than given here:\n  " + "\n  ".join(problems)
+                               + "\n(give the data the run was made on, or --force to proceed anyway)")
+    return problems
