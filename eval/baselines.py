@@ -76,7 +76,8 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
     values: dict = {}
     if whole is not None and metric_table_from_json(whole, values):
         return MetricBaseline(path=p, values=values)
-    if whole is None and records and flatten_rows(records, values):
-        return MetricBaseline(path=p, values=values)
+    skipped: list[str] = []
+    if whole is None and records and flatten_rows(records, values, skipped, first_line=first_line or 1):
+        return MetricBaseline(path=p, values=values, skipped=skipped)
     sample = whole if whole is not None else (records[0] if records else None)
     raise InputError(p, first_line, f"unrecognised baselines file: found keys {_found_keys(sample)}", _EXPECTED)

@@ -478,6 +478,8 @@ def compare(
             "say which one the run is with --config NAME"
         )
     out["table_config"] = chosen
+    if baseline.skipped:
+        out["skipped_rows"] = list(baseline.skipped)
     if questions is None:
         out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
         return out

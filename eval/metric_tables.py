@@ -13,7 +13,8 @@ are canonicalised to ``all``, ``complexity=V`` or ``operator=V``.
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+import io
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ class MetricBaseline:
     path: Path
     values: dict[tuple[str | None, str, str], float]
     kind: str = "metrics"
+    skipped: list[str] = field(default_factory=list)  # rows that could not be read, "line N: why"
 
     def configs(self) -> list[str | None]:
         """The configurations present, in first-appearance order."""
@@ -132,26 +134,38 @@ def _flatten_nested(obj: dict[str, Any], cfg: str | None, out: dict) -> bool:
     return found
 
 
-def flatten_rows(rows: list[dict[str, Any]], out: dict) -> bool:
-    """Row dicts in long (``metric``/``value``) or wide (one column per metric) form."""
+def flatten_rows(rows: list[dict[str, Any]], out: dict, skipped: list[str] | None = None, first_line: int = 1) -> bool:
+    """Row dicts in long (``metric``/``value``) or wide (one column per metric) form.
+
+    Rows (or cells) that cannot be read, an unknown metric name or a value that
+    is not a number, are listed in ``skipped`` (``"line N: why"``, row ``i`` on
+    line ``first_line + i``) instead of being dropped silently.
+    """
     if not rows or not all(isinstance(r, dict) for r in rows):
         return False
+    skipped = [] if skipped is None else skipped
+
+    def skip(i: int, why: str) -> None:
+        skipped.append(f"line {first_line + i}: {why}")
+
     keys = {k.lower(): k for k in rows[0]}
     slice_col = next((keys[c] for c in ("slice", "subset", "group", "complexity", "operator", "operator_type") if c in keys), None)
     cfg_col = next((keys[c] for c in ("config", "configuration", "retriever", "run") if c in keys), None)
     if "metric" in keys and "value" in keys:
-        for row in rows:
+        for i, row in enumerate(rows):
             metric = normalise_metric(row[keys["metric"]])
             value = _number(row[keys["value"]])
             if metric is None or value is None:
+                skip(i, f"unknown metric {row[keys['metric']]!r}" if metric is None else f"value {row[keys['value']]!r} is not a number")
                 continue
             sl = _slice_of(row, slice_col)
             out[(_cfg(row, cfg_col), sl, metric)] = value
         return bool(out)
     if "metric" in keys:  # a metric column, one column per slice
-        for row in rows:
+        for i, row in enumerate(rows):
             metric = normalise_metric(row[keys["metric"]])
             if metric is None:
+                skip(i, f"unknown metric {row[keys['metric']]!r}")
                 continue
             for col, raw in row.items():
                 if col in (keys["metric"], cfg_col):
@@ -159,16 +173,20 @@ def flatten_rows(rows: list[dict[str, Any]], out: dict) -> bool:
                 value = _number(raw)
                 if value is not None:
                     out[(_cfg(row, cfg_col), normalise_slice(col), metric)] = value
+                elif raw not in (None, ""):
+                    skip(i, f"{col}: value {raw!r} is not a number")
         return bool(out)
     metric_cols = [k for k in rows[0] if normalise_metric(k)]
     if not metric_cols:
         return False
-    for row in rows:
+    for i, row in enumerate(rows):
         sl = _slice_of(row, slice_col)
         for col in metric_cols:
             value = _number(row.get(col))
             if value is not None:
                 out[(_cfg(row, cfg_col), sl, normalise_metric(col))] = value
+            elif row.get(col) not in (None, ""):
+                skip(i, f"{col}: value {row.get(col)!r} is not a number")
     return bool(out)
 
 
@@ -221,14 +239,18 @@ def flatten_scores(scores: dict[str, Any]) -> dict[tuple[str, str], float]:
 def read_csv_table(path: Path) -> MetricBaseline:
     """A metric table from a CSV or TSV file (long or wide form)."""
     suffix = path.suffix.lower()
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        sample = handle.read(4096)
-        handle.seek(0)
-        delimiter = "\t" if suffix == ".tsv" or sample.count("\t") > sample.count(",") else ","
-        rows = list(csv.DictReader(handle, delimiter=delimiter))
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError(path, line, f"not UTF-8 text (byte {exc.start}; another encoding such as UTF-16 or Latin-1?)",
+                         "a UTF-8 CSV") from None
+    delimiter = "\t" if suffix == ".tsv" or text[:4096].count("\t") > text[:4096].count(",") else ","
+    rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter))
     values: dict = {}
-    if rows and flatten_rows(rows, values):
-        return MetricBaseline(path=path, values=values)
+    skipped: list[str] = []
+    if rows and flatten_rows(rows, values, skipped, first_line=2):
+        return MetricBaseline(path=path, values=values, skipped=skipped)
     header = sorted(rows[0]) if rows else []
     raise InputError(path, 1, f"unrecognised baselines table: found columns {header}",
                      "columns metric,slice,value (long form), or a slice column plus metric columns such as TRP,CCR")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -79,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tempbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        # a second Ctrl-C while we clean up must not print a traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("tempbench: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

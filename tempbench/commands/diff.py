@@ -96,6 +96,10 @@ def print_diff(result: dict[str, Any], show: int = 10) -> None:
             info(f"metric deltas: all {len(result['metrics'])} (slice, metric) values equal")
     if result.get("metrics_note"):
         info(result["metrics_note"])
+    skipped = result.get("skipped_rows") or []
+    if skipped:
+        info(f"{len(skipped)} row(s) of the baseline table could not be read and were left out: "
+             + "; ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else ""))
     if result.get("sweep"):
         print_sweep(result["sweep"])
 
