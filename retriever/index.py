@@ -206,6 +206,7 @@ def load_index(
     if cache_dir is None or cache_dir is True:
         cache_dir = default_index_cache()
     entry = Path(cache_dir) / key
+    remove_stale_temporaries(Path(cache_dir))
     if entry.is_dir():
         start = time.perf_counter()
         try:
@@ -230,9 +231,36 @@ def load_index(
     return index
 
 
+def remove_stale_temporaries(cache_dir: Path) -> list[Path]:
+    """Delete half-written entries left by a killed build (``.<key>.<pid>.*`` whose process is gone)."""
+    removed = []
+    if not cache_dir.is_dir():
+        return removed
+    for tmp in cache_dir.glob(".*.*.*"):
+        parts = tmp.name.split(".")
+        if not tmp.is_dir() or len(parts) < 4 or not parts[2].isdigit():
+            continue
+        if not _alive(int(parts[2])):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 def _write_entry(entry: Path, index: KGIndex) -> None:
     entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name[:16]}.", dir=entry.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name[:16]}.{os.getpid()}.", dir=entry.parent))
     try:
         arrays: dict[str, np.ndarray] = {}
         for name in _KG_ARRAYS:

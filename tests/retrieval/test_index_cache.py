@@ -127,3 +127,22 @@ def test_cli_labels(inputs, tmp_path: Path, capsys) -> None:
     from retriever.labels import load_labels
 
     assert load_labels(merged) == {"Q1": "Paris", "Q2": "France", "P1": "capital of", "P2": "located in", "Q3": "Europe"}
+
+
+def test_a_killed_build_leaves_nothing_that_survives_the_next_run(tmp_path):
+    import os
+    import subprocess
+
+    from retriever.index import remove_stale_temporaries
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    gone = subprocess.Popen(["true"])  # a process that has ended  # noqa: S607
+    gone.wait()
+    stale = cache / f".0123456789abcdef.{gone.pid}.x1y2"
+    stale.mkdir()
+    (stale / "arrays.npz").write_bytes(b"half")
+    live = cache / f".0123456789abcdef.{os.getpid()}.zz"
+    live.mkdir()
+    assert remove_stale_temporaries(cache) == [stale]
+    assert not stale.exists() and live.exists()
