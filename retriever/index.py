@@ -37,7 +37,7 @@ from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
 from tempbench.core.digest import sha256_file, sha256_json
 from tempbench.core.errors import MissingDataError
-from tempbench.core.layout import default_index_cache
+from tempbench.core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
 
 FORMAT_VERSION = 1
 _KG_ARRAYS = ("head", "tail", "relation", "year")
@@ -88,22 +88,23 @@ class KGIndex:
 
 
 def _benchmark_files(benchmark_dir: str | Path | None) -> tuple[Path | None, Path | None]:
-    """``benchmark_labelled.jsonl`` and ``benchmark.jsonl`` (if present) of a directory or file."""
+    """``benchmark_labelled.jsonl`` and ``benchmark.jsonl`` (if present; either may be ``.gz``) of a directory or file."""
     if benchmark_dir is None:
         return None, None
     where = Path(benchmark_dir)
+    labelled_name, ids_name = Path(BENCHMARK_LABELLED).name, Path(BENCHMARK_IDS).name
     if where.is_file():
-        labelled = where
+        labelled: Path | None = where
         where = where.parent
     else:
-        labelled = where / "benchmark_labelled.jsonl"
-        if not labelled.is_file() and (where / "benchmark" / "benchmark_labelled.jsonl").is_file():
-            where = where / "benchmark"
-            labelled = where / "benchmark_labelled.jsonl"
-    if not labelled.is_file():
-        raise MissingDataError(f"benchmark file not found: {labelled}")
-    ids = where / "benchmark.jsonl"
-    return labelled, (ids if ids.is_file() and ids != labelled else None)
+        labelled = first_existing(where, labelled_name)
+        if labelled is None and first_existing(where / BENCHMARK_DIR, labelled_name) is not None:
+            where = where / BENCHMARK_DIR
+            labelled = first_existing(where, labelled_name)
+    if labelled is None or not labelled.is_file():
+        raise MissingDataError(f"benchmark file not found: {labelled or where / labelled_name}")
+    ids = first_existing(where, ids_name)
+    return labelled, (ids if ids is not None and ids.is_file() and ids != labelled else None)
 
 
 def fingerprint(

@@ -16,6 +16,18 @@ Decision (extra columns): columns other than ``ts``/``timestamp``, ``head``,
 ``tail`` and ``relation_type`` are allowed and ignored, but every row must still
 have as many fields as the header (a ragged row is an error). Files with extra
 columns therefore get a second, line-by-line pass that checks the field count.
+
+Header read by position: TGB's own loader reads ``tkgl-smallpedia_edgelist.csv``
+by position (timestamp, head, tail, relation type) and skips the first line
+whatever it says. A header with exactly four columns whose names are not the
+recognised ones is therefore read the same way, by position; the fact is kept
+on the :class:`KG` (``header_by_position``) and by :func:`read_edgelist_header`,
+so that ``tempbench check`` and the run metadata can say it. A recognised name
+standing at another column than its positional role (``head,ts,x,y``) is an
+error, as is a header of another column count that lacks a required name:
+neither is ever read silently.
+
+A ``.gz`` file is decompressed on the fly (SPEC §1.5 names plus ``.gz``).
 """
 
 from __future__ import annotations
@@ -30,14 +42,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tempbench.core.errors import InputError, MissingDataError
-from tempbench.core.jsonl import physical_lines
+from tempbench.core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
 
 REQUIRED = ("ts", "head", "tail", "relation_type")
 TS_ALIASES = ("ts", "timestamp")
-EXPECTED_HEADER = "header ts,head,tail,relation_type (timestamp accepted for ts)"
+EXPECTED_HEADER = ("header ts,head,tail,relation_type (timestamp accepted for ts), "
+                   "or any 4-column header, read by position as TGB's loader does")
 # An integer year: optional sign, ASCII digits, optional surrounding blanks
 # (int() alone would also take '1_994' and non-ASCII digits).
 _INT = re.compile(r"[ \t]*[+-]?[0-9]{1,18}[ \t]*")
@@ -60,6 +73,12 @@ class KG:
         Inverse maps id string -> interned id (built when not given).
     source:
         The file the KG was read from, if any.
+    header:
+        The column names of the file's first line (``None`` when unknown, e.g.
+        a KG loaded from the index cache).
+    header_by_position:
+        The header named none of the recognised columns and was read by
+        position (timestamp, head, tail, relation type), as TGB's loader does.
     """
 
     head: np.ndarray
@@ -71,6 +90,8 @@ class KG:
     entity_index: dict[str, int] = field(default=None)  # type: ignore[assignment]
     relation_index: dict[str, int] = field(default=None)  # type: ignore[assignment]
     source: str | None = None
+    header: tuple[str, ...] | None = None
+    header_by_position: bool = False
 
     def __post_init__(self) -> None:
         if self.entity_index is None:
@@ -121,8 +142,9 @@ def load_edgelist(path: str | Path) -> KG:
     ----------
     path:
         CSV with header ``ts,head,tail,relation_type`` (``timestamp`` accepted for
-        ``ts``; columns in any order; extra columns ignored). UTF-8, optional BOM,
-        LF or CRLF line endings, blank lines skipped. Rows need not be sorted.
+        ``ts``; columns in any order; extra columns ignored), or any 4-column
+        header, then read by position. UTF-8, optional BOM, LF or CRLF line
+        endings, blank lines skipped; ``.gz`` decompressed. Rows need not be sorted.
 
     Returns
     -------
@@ -140,7 +162,8 @@ def load_edgelist(path: str | Path) -> KG:
     path = Path(path)
     if not path.is_file():
         raise MissingDataError(f"KG edge list not found: {path}")
-    names, columns = _read_header(path)
+    header = read_edgelist_header(path)
+    names, columns = list(header.names), dict(header.columns)
     try:
         arrays = _fast_load(path, names, columns)
     except _Suspect as exc:
@@ -154,17 +177,81 @@ def load_edgelist(path: str | Path) -> KG:
     head, tail, relation, year, entity_ids, relation_ids = arrays
     if head.shape[0] == 0:
         raise InputError(path, None, "no data rows", "at least one row after the header")
-    return KG(head, tail, relation, year, entity_ids, relation_ids, source=str(path))
+    return KG(head, tail, relation, year, entity_ids, relation_ids, source=str(path),
+              header=header.names, header_by_position=header.by_position)
 
 
 class _Suspect(Exception):
     """Raised by the fast path when the file needs the line-accurate scan."""
 
 
+@dataclass(frozen=True)
+class EdgelistHeader:
+    """The first line of an edge list and how its columns are read (SPEC §1.1).
+
+    Attributes
+    ----------
+    names:
+        Column names of line 1, stripped.
+    columns:
+        Position of each required column (``ts``, ``head``, ``tail``,
+        ``relation_type``).
+    by_position:
+        ``True`` when the names were not recognised and the four columns are
+        read by position, as TGB's own loader reads the file.
+    """
+
+    names: tuple[str, ...]
+    columns: dict[str, int]
+    by_position: bool = False
+
+    def describe(self) -> str:
+        """One line for people: the header and how it is read."""
+        shown = ",".join(self.names)
+        if self.by_position:
+            return f"header {shown!r} read by position as ts,head,tail,relation_type (as TGB's loader does)"
+        return f"header {shown!r}"
+
+
+def read_edgelist_header(path: str | Path) -> EdgelistHeader:
+    """Read and interpret line 1 of an edge list (see the module docstring for the rules).
+
+    Raises
+    ------
+    MissingDataError
+        The file does not exist.
+    InputError
+        Undecodable or empty header, a duplicated column, or a header that is
+        neither recognised nor 4 columns (or that puts a recognised name at
+        another column than its positional role).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MissingDataError(f"KG edge list not found: {path}")
+    names, columns = _read_header(path)
+    missing = [name for name in REQUIRED if name not in columns]
+    if not missing:
+        return EdgelistHeader(tuple(names), columns)
+    if len(names) == len(REQUIRED):
+        # TGB reads this file by position whatever its first line says; a
+        # recognised name elsewhere than its role would contradict that reading.
+        clash = [f"{name!r} in column {pos + 1}" for name, pos in columns.items() if REQUIRED[pos] != name]
+        if clash:
+            raise InputError(
+                path, 1, f"header {names} names {', '.join(clash)} but lacks {', '.join(missing)}: "
+                "it can be read neither by name nor by position", EXPECTED_HEADER,
+            )
+        return EdgelistHeader(tuple(names), {name: pos for pos, name in enumerate(REQUIRED)}, by_position=True)
+    raise InputError(path, 1, f"missing column(s) {', '.join(missing)} in header {names}", EXPECTED_HEADER)
+
+
 def _read_header(path: Path) -> tuple[list[str], dict[str, int]]:
-    """Column names of line 1 and the positions of the four required columns."""
-    with path.open("rb") as handle:
-        raw = handle.readline()
+    """Column names of line 1 and the positions of the required columns it names."""
+    try:
+        with open_input(path) as handle:
+            raw = handle.readline()
+    except GZIP_ERRORS as exc:
+        raise InputError(path, 1, gzip_problem(exc), "a complete gzip file") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -183,9 +270,6 @@ def _read_header(path: Path) -> tuple[list[str], dict[str, int]]:
             if key in columns:
                 raise InputError(path, 1, f"column {key!r} appears twice in the header {names}", EXPECTED_HEADER)
             columns[key] = pos
-    missing = [name for name in REQUIRED if name not in columns]
-    if missing:
-        raise InputError(path, 1, f"missing column(s) {', '.join(missing)} in header {names}", EXPECTED_HEADER)
     return names, columns
 
 
@@ -230,7 +314,7 @@ def _fast_load(path: Path, names: list[str], columns: dict[str, int]) -> tuple[A
                 years.append(_years(ts, year_of))
     except _Suspect:
         raise
-    except (ValueError, UnicodeDecodeError) as exc:  # pandas ParserError is a ValueError
+    except (ValueError, UnicodeDecodeError, *GZIP_ERRORS) as exc:  # pandas ParserError is a ValueError
         raise _Suspect(str(exc)) from exc
 
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tempbench.core.errors import InputError, MissingDataError
-from tempbench.core.jsonl import read_jsonl
+from tempbench.core.jsonl import plain_name, read_input_bytes, read_jsonl
 from tempbench.core.schema import ID_LABEL_PAIRS, TRIPLE_LISTS
 
 TSV_HEADER = "id\tlabel"
@@ -39,8 +39,9 @@ def render(labels: Mapping[str, str], id_: str) -> str:
 def load_labels(path: str | Path) -> dict[str, str]:
     """Read a labels file: JSON object ``{id: label}`` or TSV ``id<TAB>label``.
 
-    The format is JSON when the file name ends in ``.json`` or its first
-    non-blank character is ``{``; TSV otherwise. In a TSV the first line is a
+    The format is JSON when the file name ends in ``.json`` (``.json.gz``) or
+    its first non-blank character is ``{``; TSV otherwise. A ``.gz`` file is
+    decompressed transparently. In a TSV the first line is a
     header only when it is exactly ``id<TAB>label``; the label is everything after
     the first tab; blank lines are skipped; CRLF and a UTF-8 BOM are accepted.
 
@@ -56,10 +57,10 @@ def load_labels(path: str | Path) -> dict[str, str]:
     if not path.is_file():
         raise MissingDataError(f"labels file not found: {path}")
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_input_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(path, None, f"invalid UTF-8 at byte {exc.start}", "a UTF-8 labels file") from exc
-    if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+    if Path(plain_name(path)).suffix.lower() == ".json" or text.lstrip().startswith("{"):
         return _parse_json(path, text)
     return _parse_tsv(path, text)
 

@@ -40,6 +40,10 @@ class RetrievalStats:
         Pool size before and after ``(s, r, o)`` deduplication.
     hop_sizes:
         Rows added per hop.
+    oracle_by_label:
+        The gold first-hop subject carries no ``s_id`` (no id-space twin, or a
+        twin triple without ids), so the oracle resolves it by its label
+        (SPEC §2.3 fallback).
     """
 
     anchor_hit: bool | None
@@ -47,6 +51,7 @@ class RetrievalStats:
     pool_rows: int
     candidates: int
     hop_sizes: tuple[int, ...]
+    oracle_by_label: bool = False
 
 
 #: Configuration keys that only change how a candidate pool is ranked and rendered
@@ -167,12 +172,22 @@ class Retriever:
             "cutoff_ties": ties,
         }
         hit = None if gold.index is None else anchor.index == gold.index
-        stats = RetrievalStats(hit, gold.ambiguous, len(expansion.pool), len(rows), expansion.hop_sizes)
+        stats = RetrievalStats(hit, gold.ambiguous, len(expansion.pool), len(rows), expansion.hop_sizes,
+                               oracle_by_label=_gold_subject_by_label(question))
         return record, stats
 
     def retrieve(self, question: dict[str, Any]) -> dict[str, Any]:
         """The run record of one question (SPEC §6.1): anchor, ranked evidence, cut-off ties."""
         return self.retrieve_with_stats(question)[0]
+
+
+def _gold_subject_by_label(question: dict[str, Any]) -> bool:
+    """Whether the oracle must resolve ``S_star[0]`` by label: it has a subject label but no ``s_id`` (SPEC §2.3)."""
+    chain = question.get("S_star") or []
+    if not chain or not isinstance(chain[0], dict):
+        return False
+    first = chain[0]
+    return first.get("s_id") in (None, "") and first.get("s") is not None
 
 
 def _t_query(question: dict[str, Any]) -> float:

@@ -25,6 +25,7 @@ from typing import Any
 from retriever.benchmark import load_benchmark
 from retriever.config import RetrieverConfig
 from retriever.index import load_index
+from retriever.kg import read_edgelist_header
 from retriever.pipeline import Retriever
 from tempbench.core.atomic import atomic_open, write_json
 from tempbench.core.digest import sha256_file, sha256_json
@@ -32,7 +33,7 @@ from tempbench.core.errors import ConfigError
 from tempbench.core.layout import DataPaths, default_index_cache
 from tempbench.core.progress import progress
 from tempbench.core.runfile import dumps_record, write_meta
-from tempbench.core.schema import SPLIT_CHOICES
+from tempbench.core.schema import select_split
 from tempbench.core.version import __version__
 
 SHARD_SIZE = 250
@@ -66,13 +67,6 @@ def run_fingerprint(config: RetrieverConfig, inputs: dict[str, Any], split: str,
     return sha256_json(payload)
 
 
-def select_split(questions: list[dict[str, Any]], split: str) -> list[dict[str, Any]]:
-    """Questions of ``split`` in file order (``all``: every question)."""
-    if split not in SPLIT_CHOICES:
-        raise ConfigError(f"unknown split {split!r} (expected one of {', '.join(SPLIT_CHOICES)})")
-    return list(questions) if split == "all" else [q for q in questions if q.get("split") == split]
-
-
 def _shard_paths(parts: Path, fingerprint: str, i: int) -> tuple[Path, Path]:
     base = f"{fingerprint[:16]}-{i:05d}"
     return parts / f"{base}.jsonl", parts / f"{base}.stats.json"
@@ -90,7 +84,7 @@ def _compute_shard(i: int) -> int:
     lo, hi = _shard_bounds(len(questions), _STATE.get("shard_size"))[i]
     lines = []
     stats = {"ids": [], "anchor_hit": [], "ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0,
-             "with_evidence": 0, "no_anchor": 0}
+             "with_evidence": 0, "no_anchor": 0, "oracle_by_label": 0}
     for q in questions[lo:hi]:
         record, st = retriever.retrieve_with_stats(q)
         lines.append(dumps_record(record))
@@ -101,6 +95,7 @@ def _compute_shard(i: int) -> int:
         stats["candidates"] += st.candidates
         stats["with_evidence"] += int(bool(record["evidence"]))
         stats["no_anchor"] += int(record["anchor"]["source"] == "none" or record["anchor"]["id"] is None)
+        stats["oracle_by_label"] += int(st.oracle_by_label)
     records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
     write_json(stats_path, stats, indent=None)
     with atomic_open(records_path, "w") as handle:
@@ -194,6 +189,7 @@ def run_to_file(
     t_bench = time.perf_counter() - t0
     inputs = input_fingerprints(data)
     fingerprint = run_fingerprint(config, inputs, split, shard_size)
+    kg_header = read_edgelist_header(data.kg)
 
     parts = out.with_name(out.name + ".parts")
     if parts.exists() and not resume:
@@ -235,14 +231,15 @@ def run_to_file(
         _STATE.clear()
     t_retrieve = time.perf_counter() - t0
 
-    totals = {"ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0, "with_evidence": 0, "no_anchor": 0}
+    totals = {"ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0, "with_evidence": 0, "no_anchor": 0,
+              "oracle_by_label": 0}
     hits = resolvable = 0
     with atomic_open(out, "w") as handle:
         for i in range(len(bounds)):
             records_path, stats_path = _shard_paths(parts, fingerprint, i)
             stats = json.loads(stats_path.read_text(encoding="utf-8"))
             for key in totals:
-                totals[key] += stats[key]
+                totals[key] += stats.get(key, 0)
             resolvable += sum(h is not None for h in stats["anchor_hit"])
             hits += sum(h is True for h in stats["anchor_hit"])
             with open(records_path, encoding="utf-8") as src:
@@ -267,9 +264,13 @@ def run_to_file(
             "gold_anchor_resolvable": resolvable,
             "anchor_hits": hits,
             "ambiguous_oracle": totals["ambiguous_oracle"],
+            # gold first-hop subjects without an id (no benchmark.jsonl twin): resolved by label (SPEC §2.3)
+            "oracle_by_label": totals["oracle_by_label"],
             "kg_rows": index.kg.n_rows,
             "kg_entities": index.kg.n_entities,
         },
+        # How the edge list's first line was read: by name, or by position as TGB's loader does.
+        "kg_header": {"columns": list(kg_header.names), "read_by_position": kg_header.by_position},
         "coverage": totals["with_evidence"] / n if n else 0.0,
         "anchor_recall": hits / resolvable if resolvable else None,
         "mean_pool_rows": totals["pool_rows"] / n if n else 0.0,

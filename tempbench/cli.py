@@ -22,6 +22,8 @@ from tempbench.core.version import __version__
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("tempbench.commands.reproduce", "run the four paper configurations, score, audit, diff and write a report"),
+    "fetch": ("tempbench.commands.fetch", "download the TGB edge list or lay out a TempBench release into a data root"),
+    "check": ("tempbench.commands.check", "check a data root: files, counts beside the card, labels, gold hops, anchors"),
     "sample": ("tempbench.commands.sample", "generate the TempBench-like stand-in data (SPEC §5)"),
     "build-benchmark": ("tempbench.commands.build_benchmark", "build a TempBench-style benchmark from any TGB edge list"),
     "index": ("tempbench.commands.index", "build (or load from cache) the KG arrays and the BM25 index"),
@@ -30,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("tempbench.commands.score", "score a run: TRP/CCR, negatives, rank metrics, ties, intervals (SPEC §3)"),
     "score-answers": ("tempbench.commands.score_answers", "answer EM/F1, overall and without the interval slice (SPEC §3.6)"),
     "compare": ("tempbench.commands.compare", "paired comparison of two runs on the same questions (SPEC §3.7)"),
-    "export-trec": ("tempbench.commands.export_trec", "write a run as a TREC run file plus qrels"),
+    "export-trec": ("tempbench.commands.export_trec", "write runs as TREC run files with stable document ids, plus one shared qrels file"),
     "audit": ("tempbench.commands.audit", "recompute the dataset card's claims from data (SPEC §4)"),
     "diff": ("tempbench.commands.diff", "diff a run against published baselines or another run (SPEC §6.3)"),
 }

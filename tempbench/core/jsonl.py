@@ -1,27 +1,83 @@
-"""Reading JSON Lines input with errors that name the file and the physical line."""
+"""Reading text input (JSON Lines, CSV, TSV) with errors that name the file and the physical line.
+
+Every input file may also be gzip-compressed: a name ending in ``.gz`` is read
+through :mod:`gzip` transparently (SPEC §1.5 names, plus ``.gz``), so line
+numbers and messages are those of the decompressed text. A truncated or corrupt
+gzip stream is an :class:`~tempbench.core.errors.InputError`, never a traceback.
+"""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tempbench.core.errors import InputError, MissingDataError
+
+GZIP_SUFFIX = ".gz"
+#: What a damaged gzip stream raises while it is read (bad header, bad data, cut short).
+GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether ``path`` is read through gzip: its name ends in ``.gz`` (any case)."""
+    return Path(path).name.lower().endswith(GZIP_SUFFIX)
+
+
+def plain_name(path: str | Path) -> str:
+    """The file name without a trailing ``.gz`` (``labels.json.gz`` -> ``labels.json``)."""
+    name = Path(path).name
+    return name[: -len(GZIP_SUFFIX)] if is_gzip(name) else name
+
+
+def open_input(path: str | Path) -> IO[bytes]:
+    """Open an input file for binary reading, decompressing a ``.gz`` file on the fly."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def gzip_problem(exc: BaseException) -> str:
+    """One-line description of a gzip read failure, for :class:`InputError` messages."""
+    if isinstance(exc, EOFError):
+        return "gzip stream ends early (truncated file)"
+    return f"corrupt gzip stream ({exc})"
+
+
+def read_input_bytes(path: str | Path) -> bytes:
+    """The whole (decompressed) content of an input file."""
+    try:
+        with open_input(path) as handle:
+            return handle.read()
+    except GZIP_ERRORS as exc:
+        raise InputError(path, None, gzip_problem(exc), "a complete gzip file") from None
 
 
 def physical_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(1-based physical line number, decoded line)``; BOM dropped from line 1.
 
     Bytes are split on ``b"\\n"`` only, so numbers match what an editor shows;
-    bad UTF-8 raises :class:`InputError` naming the line.
+    bad UTF-8 raises :class:`InputError` naming the line. A ``.gz`` file is
+    decompressed on the fly; a damaged stream raises :class:`InputError` naming
+    the line where it broke off.
     """
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+    number = 0
+    with open_input(path) as handle:
+        lines = enumerate(handle, start=1)
+        while True:
             try:
-                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                item = next(lines, None)
+            except GZIP_ERRORS as exc:
+                raise InputError(path, number + 1, gzip_problem(exc), "a complete gzip file") from None
+            if item is None:
+                return
+            number, raw = item
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
                 raise InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line", "UTF-8 text") from None
+            yield number, text
 
 
 def read_jsonl(path: str | Path, objects_only: bool = True) -> Iterator[tuple[int, Any]]:

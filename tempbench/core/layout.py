@@ -1,8 +1,12 @@
 """Where things live: the data-root layout (SPEC §1.5), caches and the shipped configs.
 
 A data root holds the release files under fixed names; explicit single-file
-paths override them. This module only *finds* files: generating the default
-sample when no root is given is the application's job (:mod:`tempbench.data`).
+paths override them. Each file may also be stored gzip-compressed under the same
+name plus ``.gz`` (``tkgl-smallpedia_edgelist.csv.gz``, ``labels.tsv.gz``,
+``benchmark/benchmark.jsonl.gz``, ...); the plain file wins when both exist, and
+readers decompress transparently (:func:`tempbench.core.jsonl.open_input`).
+This module only *finds* files: generating the default sample when no root is
+given is the application's job (:mod:`tempbench.data`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ BENCHMARK_IDS = "benchmark/benchmark.jsonl"
 FLAGS_FILE = "benchmark/functional_negatives.jsonl"
 BASELINES_DIR = "baselines"
 MANIFEST = "MANIFEST.json"
+#: Where ``tempbench fetch`` records what it downloaded (source, sizes, sha256).
+PROVENANCE = "provenance.json"
+#: Suffix of a gzip-compressed input found under a layout name (SPEC §1.5 names + ``.gz``).
+GZ = ".gz"
 
 DEFAULT_SCALE = "small"
 DEFAULT_SEED = 42
@@ -88,8 +96,14 @@ class DataPaths:
         return self.root is not None and (Path(self.root) / MANIFEST).exists()
 
 
-def _first_existing(root: Path, *names: str) -> Path | None:
-    for name in names:
+def layout_candidates(*names: str) -> list[str]:
+    """Each layout name followed by its ``.gz`` form, in lookup order (plain first)."""
+    return [candidate for name in names for candidate in (name, name + GZ)]
+
+
+def first_existing(root: Path, *names: str) -> Path | None:
+    """The first of ``names`` (each also with ``.gz``) that exists under ``root``, or ``None``."""
+    for name in layout_candidates(*names):
         if (root / name).exists():
             return root / name
     return None
@@ -105,7 +119,8 @@ def find_inputs(
     """The input files of a data root, each overridable by an explicit path (SPEC §1.5).
 
     ``benchmark.jsonl`` and ``functional_negatives.jsonl`` are looked up beside
-    the labelled benchmark file; ``baselines/`` only under a root.
+    the labelled benchmark file; ``baselines/`` only under a root. Every name is
+    also found with ``.gz`` appended (the plain file first).
     """
     root = Path(root) if root is not None else None
     if root is not None and not root.is_dir():
@@ -114,14 +129,14 @@ def find_inputs(
     def pick(explicit: str | Path | None, *names: str) -> Path | None:
         if explicit is not None:
             return Path(explicit)
-        return _first_existing(root, *names) if root is not None else None
+        return first_existing(root, *names) if root is not None else None
 
     kg_path = pick(kg, KG_FILE)
     bench_path = pick(benchmark, BENCHMARK_LABELLED)
     bench_dir = bench_path.parent if bench_path is not None else None
-    ids_path = _first_existing(bench_dir, Path(BENCHMARK_IDS).name) if bench_dir is not None else None
+    ids_path = first_existing(bench_dir, Path(BENCHMARK_IDS).name) if bench_dir is not None else None
     flags_path = Path(flags) if flags is not None else (
-        _first_existing(bench_dir, Path(FLAGS_FILE).name) if bench_dir is not None else None
+        first_existing(bench_dir, Path(FLAGS_FILE).name) if bench_dir is not None else None
     )
     baselines = root / BASELINES_DIR if root is not None and (root / BASELINES_DIR).is_dir() else None
     return DataPaths(

@@ -115,9 +115,11 @@ def test_id_merge_mismatches(tmp_path):
         load_benchmark(lab, write(tmp_path / "i2.jsonl", [other]))
     with pytest.raises(InputError, match="not in"):
         load_benchmark(lab, write(tmp_path / "i3.jsonl", [record("zz", ids=True)]))
+    # issue 13: a benchmark.jsonl covering only some questions is accepted (SPEC §2.3
+    # fallback); the question without a twin stays in the label space.
     lab2 = write(tmp_path / "l2.jsonl", [record("q1"), record("q2")])
-    with pytest.raises(InputError, match="missing"):
-        load_benchmark(lab2, write(tmp_path / "i4.jsonl", [record("q1", ids=True)]))
+    q1, q2 = load_benchmark(lab2, write(tmp_path / "i4.jsonl", [record("q1", ids=True)]))
+    assert "s_id" in q1["S_star"][0] and "s_id" not in q2["S_star"][0]
 
 
 def test_load_flags(tmp_path):
