@@ -1,72 +1,453 @@
-"""TREC run and qrels form of a scored run (SPEC §3.4), for trec_eval, ranx, ir_measures.
+"""TREC run and qrels form of scored runs (SPEC §3.4), for trec_eval, ranx, ir_measures.
 
-Per question the deduplicated returned list of SPEC §3.4 is written in rank
-order. Document ids are synthetic and per question:
+The files are meant to be compared *across* runs (paired tests, fusion,
+pooling, ``trec_eval -q``), so a document id is a key of the evidence item that
+every run of the same KG shares, not a position.
 
-* ``rel<c>`` for relevant gold triple ``c`` (the qrels list every triple of
-  ``rel``, retrieved or not, so ``|rel|`` counts the unretrieved ones too); the
-  hit item of that triple carries this id;
-* ``n<i>`` for any other item at 0-based position ``i`` (irrelevant triples,
-  wrong-time copies, a second copy of an already-hit triple).
+Document ids
+------------
+``docid((s, r, o), t_start, t_end)`` is ``S|R|O|T``: the item's ``s, r, o`` in
+the question's *document space* (ids when the gold and the items carry ids, as
+SPEC §3.1 ``key='auto'`` resolves it; labels otherwise) and ``T`` its time as
+:func:`tempbench.core.schema.format_span` renders it (``1994``, or
+``1990-1994`` when the ends differ). So the KG row ``(Q42, P31, Q5, 1994)`` is
+``Q42|P31|Q5|1994`` in every run. Each of ``S, R, O`` is percent-encoded: ``%``,
+``|``, every whitespace character and every non-printable one become the
+``%XX`` of their UTF-8 bytes (upper-case hex). The id is therefore one
+whitespace-free token (TREC readers split lines on whitespace), a label holding
+a space or ``|`` cannot collide with another item's id, and :func:`parse_docid`
+inverts :func:`docid` exactly (it accepts only the canonical form). An item
+compared in another space than the question's document space (mixed-space
+evidence, possible in memory; ``tempbench export-trec`` refuses it) gets a fifth
+field naming its space, ``S|R|O|T|label``, so that it can never take the id of
+a row of the other space.
 
-Scores are ``L - i`` (strictly decreasing), because trec_eval re-sorts by score
-and breaks ties by document id, which would change the order that was returned.
+Qrels
+-----
+Per question, one line per relevant gold triple of SPEC §3.4 (an ``S_star``
+triple valid at ``t_query``), relevance 1, under the id of its valid
+time-version: for a point-in-time gold triple valid at ``t_query`` (every
+gold triple of a benchmark built on the point-in-time KG of SPEC §1.1) that is
+the row of year ``t_query``, exactly the id the retriever's item carries; for a
+gold triple with a window, its own window (a class with several valid members
+prefers a point-in-time one, else the first in ``S_star`` order). One id per
+triple keeps
+``|rel|`` the denominator of recall and ideal DCG. Questions with an empty
+``rel`` have no qrels line: TREC tools then leave them out of the average, as
+SPEC §3.4 does.
+
+Runs, and what SPEC §3.4 rules TREC files cannot express
+---------------------------------------------------------
+Each question's returned list is written in returned order with the score
+``L - i`` for the ``i``-th written item (0-based) of ``L``: strictly decreasing
+integers. TREC tools re-sort a run by score and break ties by document id
+(trec_eval, ranx, ir_measures), which with the retriever's own BM25 scores (full
+of ties, SPEC §3.5) would reorder the list; distinct decreasing scores leave
+nothing to break. The ``rank`` column is ``i + 1``.
+
+SPEC §3.4 scores the list deduplicated on the whole item, first occurrence
+kept, and counts a triple once. The export follows it:
+
+* a repeat of a whole item is *left out* of the run file (a TREC run cannot
+  hold one document twice, and SPEC says a repeat neither helps nor pushes the
+  later items down, which is what leaving it out does);
+* a second *valid* copy of an already-hit triple (the same ``s, r, o`` with
+  another window containing ``t_query``) stays at its rank under its own id,
+  which the qrels do not list: it counts as a non-relevant document, as in SPEC
+  (leaving it out would move the later items up one rank, which SPEC does not);
+  a wrong-time copy likewise;
+* a hit whose window differs from the qrels time of its triple (a window
+  containing ``t_query`` other than that of the qrels line; possible only when
+  items or gold carry windows, never on the point-in-time KG) is written under
+  the qrels id of its triple, because SPEC §3.4 judges it that relevant triple;
+  a later copy whose own id is that qrels id takes the hit's own id instead.
+
+With these rules recall@k, nDCG@k and MRR computed by ir_measures, ranx or
+``trec_eval -c`` from the files equal ``tempbench score`` exactly (the test
+suite checks ir_measures and ranx on random runs with ties, repeats and
+copies). A question with relevant triples and an empty retrieval has no run
+line; it counts 0 in ir_measures, in ranx with ``make_comparable=True`` and in
+``trec_eval -c`` (plain ``trec_eval`` averages over the queries of the run only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
-from eval.keyspace import Resolved
+from eval.keyspace import Item, Resolved, resolve_question
 from eval.relevance import deduplicated, hit_list, relevant_classes
 from tempbench.core.atomic import write_text
-from tempbench.core.errors import TempbenchError
+from tempbench.core.errors import EvidenceError, RunMismatchError, TempbenchError
+from tempbench.core.schema import format_span, format_year, valid_at
+
+#: Field separator of a document id.
+SEPARATOR = "|"
+#: File names of :func:`write_export`: the shared qrels and the run suffix.
+QRELS_NAME = "qrels.txt"
+RUN_SUFFIX = ".trec"
+
+_ESCAPED_RUN = re.compile(r"(?:%[0-9A-F]{2})+")
 
 
-def trec_run_and_qrels(resolved: Sequence[Resolved]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
-    """``(run, qrels)`` as nested dicts ``qid -> docid -> score / relevance``."""
+class DocidError(TempbenchError, ValueError):
+    """A string that is not a canonical document id of :func:`docid`."""
+
+
+class DocKey(NamedTuple):
+    """What a document id names: ``s, r, o``, the window, and the space when it is marked."""
+
+    s: str
+    r: str
+    o: str
+    t_start: float
+    t_end: float
+    space: str | None = None
+
+
+def _needs_escape(ch: str) -> bool:
+    return ch == "%" or ch == SEPARATOR or ch.isspace() or not ch.isprintable()
+
+
+def escape(text: str) -> str:
+    """``text`` with ``%``, ``|``, whitespace and non-printable characters as ``%XX`` UTF-8 bytes.
+
+    Lone surrogates (JSON may carry them) are encoded with ``surrogatepass``
+    so that every Python string round-trips through :func:`unescape`.
+    """
+    if not any(_needs_escape(ch) for ch in text):
+        return text
+    return "".join(
+        "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")) if _needs_escape(ch) else ch for ch in text
+    )
+
+
+def unescape(token: str) -> str:
+    """Inverse of :func:`escape`; :class:`DocidError` on a stray ``%`` or bytes that are not UTF-8."""
+
+    def decode(m: re.Match[str]) -> str:
+        raw = bytes.fromhex(m.group(0).replace("%", ""))
+        try:
+            return raw.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise DocidError(f"{token!r}: {m.group(0)} is not UTF-8") from None
+
+    text = _ESCAPED_RUN.sub(decode, token)
+    if "%" in _ESCAPED_RUN.sub("", token):
+        raise DocidError(f"{token!r}: '%' must start an escape %XX (two upper-case hex digits)")
+    return text
+
+
+def docid(srot: Sequence[Any], t_start: float, t_end: float, space: str | None = None) -> str:
+    """The document id ``S|R|O|T`` (``S|R|O|T|space`` when ``space`` is given) of an item or KG row.
+
+    ``srot`` values that are not strings are written with ``str``; ``T`` is
+    :func:`~tempbench.core.schema.format_span` of the window. A dense
+    retriever's run joins the export's files by writing its rows' ids with this
+    function, e.g. ``docid((s_id, r_id, o_id), year, year)``.
+    """
+    parts = [escape(v if isinstance(v, str) else str(v)) for v in srot]
+    parts.append(format_span(t_start, t_end))
+    if space is not None:
+        parts.append(escape(space))
+    return SEPARATOR.join(parts)
+
+
+def _canonical_float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if format_year(value) == text else None
+
+
+def _parse_span(text: str) -> tuple[float, float] | None:
+    single = _canonical_float(text)
+    if single is not None:
+        return single, single
+    # A window "a-b": format_year never puts a '-' inside a number except
+    # after an exponent's 'e', which no canonical left part ends with, so at
+    # most one split point gives two canonical numbers.
+    for i in range(1, len(text)):
+        if text[i] == "-":
+            a, b = _canonical_float(text[:i]), _canonical_float(text[i + 1:])
+            if a is not None and b is not None:
+                return a, b
+    return None
+
+
+def parse_docid(doc: str) -> DocKey:
+    """The :class:`DocKey` of a document id; inverse of :func:`docid`.
+
+    Raises
+    ------
+    DocidError
+        When ``doc`` is not exactly what :func:`docid` writes for some item
+        (wrong number of fields, a bad escape, a time that is not a year or
+        window in canonical form).
+    """
+    parts = doc.split(SEPARATOR)
+    if len(parts) not in (4, 5):
+        raise DocidError(f"{doc!r} has {len(parts)} '|'-separated fields; expected S|R|O|T or S|R|O|T|space")
+    try:
+        s, r, o = (unescape(p) for p in parts[:3])
+        space = unescape(parts[4]) if len(parts) == 5 else None
+    except DocidError as exc:
+        raise DocidError(f"{doc!r}: {exc}") from None
+    span = _parse_span(parts[3])
+    if span is None:
+        raise DocidError(f"{doc!r}: time {parts[3]!r} is not a year or a window 'start-end'")
+    key = DocKey(s, r, o, span[0], span[1], space)
+    if docid((s, r, o), span[0], span[1], space) != doc:
+        raise DocidError(f"{doc!r} is not in canonical form (expected {docid((s, r, o), span[0], span[1], space)!r})")
+    return key
+
+
+def item_docid(item: Item, space: str) -> str:
+    """The id of an evidence item whose question has document space ``space``."""
+    return docid(item.srot, item.t_start, item.t_end, None if item.space == space else item.space)
+
+
+def relevant_docids(res: Resolved, space: str | None = None) -> dict[int, str]:
+    """Gold class -> its qrels id, for the relevant classes of SPEC §3.4 (see the module docstring).
+
+    ``space`` defaults to the question's key space (``res.gold_space``).
+    """
+    space = space or res.gold_space
+    primary = res.gold_space
+    out: dict[int, str] = {}
+    for c in relevant_classes(res):
+        keys = res.class_keys[c]
+        if space not in keys:
+            raise EvidenceError(f"question {res.qid!r}: gold triple {keys[primary]!r} carries no {space} keys")
+        valid = [g for g in res.gold if g.keys.get(primary) == keys[primary] and valid_at(g.t_start, g.t_end, res.tq)]
+        chosen = next((g for g in valid if g.t_start == g.t_end), valid[0])
+        out[c] = docid(keys[space], chosen.t_start, chosen.t_end)
+    return out
+
+
+def question_qrels(res: Resolved, space: str | None = None) -> dict[str, int]:
+    """``docid -> 1`` for each relevant triple of one question (empty when ``rel`` is)."""
+    return {doc: 1 for doc in relevant_docids(res, space).values()}
+
+
+@dataclass
+class QuestionRun:
+    """One question's written list: ids in rank order, and what the SPEC rules changed."""
+
+    docs: list[str]
+    hits: int = 0  # SPEC §3.4 hits among them
+    left_out: int = 0  # repeats of a whole item
+    renamed: int = 0  # hits written under their triple's qrels id
+
+
+def question_run(res: Resolved, space: str | None = None) -> QuestionRun:
+    """The documents of one question in returned order (module docstring: SPEC §3.4 rules)."""
+    space = space or res.gold_space
+    items = deduplicated(res.items)
+    flags, _ = hit_list(res)
+    ids = [item_docid(it, space) for it in items]
+    renamed = 0
+    if any(flags):
+        qrels_id = relevant_docids(res, space)
+        for i, (it, hit) in enumerate(zip(items, flags, strict=True)):
+            target = qrels_id[it.cls] if hit else ids[i]
+            if target != ids[i]:
+                # Only a later valid copy of the same triple can carry the
+                # qrels id itself (an earlier one would have been the hit).
+                for j in range(i + 1, len(ids)):
+                    if ids[j] == target:
+                        ids[j] = ids[i]
+                        break
+                ids[i] = target
+                renamed += 1
+    seen: dict[str, int] = {}
+    for i, doc in enumerate(ids):
+        if doc in seen:
+            raise EvidenceError(
+                f"question {res.qid!r}: evidence items {items[seen[doc]].whole!r} and {items[i].whole!r} would share the "
+                f"TREC document id {doc!r} (s/r/o values that are not strings, or times that are NaN?)"
+            )
+        seen[doc] = i
+    return QuestionRun(ids, hits=sum(flags), left_out=len(res.items) - len(items), renamed=renamed)
+
+
+def scored(docs: Sequence[str]) -> dict[str, float]:
+    """``docid -> score`` with strictly decreasing scores ``L - i`` (rank order kept by every TREC tool)."""
+    length = len(docs)
+    return {doc: float(length - i) for i, doc in enumerate(docs)}
+
+
+def trec_run_and_qrels(resolved: Sequence[Resolved], space: str | None = None
+                       ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    """``(run, qrels)`` as nested dicts ``qid -> docid -> score / relevance``.
+
+    ``space`` is the document space of every question (default: each
+    question's own key space). A question without returned items has no run
+    entry; one with an empty ``rel`` has no qrels entry.
+    """
     run: dict[str, dict[str, float]] = {}
     qrels: dict[str, dict[str, int]] = {}
     for res in resolved:
         qid = str(res.qid)
-        rel = relevant_classes(res)
+        rel = question_qrels(res, space)
         if rel:
-            qrels[qid] = {f"rel{c}": 1 for c in rel}
-        flags, _ = hit_list(res)
-        deduped = deduplicated(res.items)  # the list hit_list flagged
-        length = len(deduped)
-        docs: dict[str, float] = {}
-        for i, (it, hit) in enumerate(zip(deduped, flags, strict=True)):
-            docs[f"rel{it.cls}" if hit else f"n{i}"] = float(length - i)
-        run[qid] = docs
+            qrels[qid] = rel
+        docs = question_run(res, space).docs
+        if docs:
+            run[qid] = scored(docs)
     return run, qrels
 
 
-def format_run(run: dict[str, dict[str, float]], tag: str = "tempbench") -> str:
-    """TREC run lines ``qid Q0 docid rank score tag``."""
+def _format_score(score: float) -> str:
+    score = float(score)
+    return str(int(score)) if math.isfinite(score) and score.is_integer() else repr(score)
+
+
+def format_run(run: Mapping[str, Mapping[str, float]], tag: str = "tempbench") -> str:
+    """TREC run lines ``qid Q0 docid rank score tag``, by decreasing score within a question."""
     lines = []
     for qid, docs in run.items():
         for rank, (doc, score) in enumerate(sorted(docs.items(), key=lambda kv: -kv[1]), start=1):
-            lines.append(f"{qid} Q0 {doc} {rank} {score:g} {tag}")
+            lines.append(f"{qid} Q0 {doc} {rank} {_format_score(score)} {tag}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def format_qrels(qrels: dict[str, dict[str, int]]) -> str:
+def format_qrels(qrels: Mapping[str, Mapping[str, int]]) -> str:
     """TREC qrels lines ``qid 0 docid relevance``."""
     lines = [f"{qid} 0 {doc} {rel}" for qid, docs in qrels.items() for doc, rel in docs.items()]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def write_trec(prefix: str | Path, resolved: Sequence[Resolved], tag: str = "tempbench") -> tuple[Path, Path]:
-    """Write ``PREFIX.run`` and ``PREFIX.qrels`` atomically; return both paths."""
-    run, qrels = trec_run_and_qrels(resolved)
-    prefix = Path(prefix)
-    run_path = prefix.with_name(prefix.name + ".run")
-    qrels_path = prefix.with_name(prefix.name + ".qrels")
-    for qid in run:
-        if any(ch.isspace() for ch in qid):
-            raise TempbenchError(f"question id {qid!r} contains whitespace and cannot be written in TREC format")
-    write_text(run_path, format_run(run, tag))
-    write_text(qrels_path, format_qrels(qrels))
-    return run_path, qrels_path
+def is_token(text: str) -> bool:
+    """Whether ``text`` is one non-empty field of a whitespace-separated TREC line."""
+    return bool(text) and text.split() == [text]
+
+
+def document_space(runs: Sequence[Sequence[Resolved]], key: str = "auto") -> str:
+    """The one key space of every document id of an export (SPEC §3.1).
+
+    ``key='id'``/``'label'`` forces it. Under ``'auto'`` it is the space the
+    items were compared in (ids when both the gold and the items carry them);
+    with no item at all, ids when every gold triple carries them. Items of the
+    runs compared in both spaces are an error: the same row would get two ids.
+    """
+    if key in ("id", "label"):
+        return key
+    count = {"id": 0, "label": 0}
+    for resolved in runs:
+        for res in resolved:
+            for it in res.items:
+                count[it.space] += 1
+    if count["id"] and count["label"]:
+        raise EvidenceError(
+            f"the runs compare {count['id']} evidence items on ids and {count['label']} on labels (SPEC §3.1 key='auto'); "
+            "document ids shared by every run need one key space: give --key id or --key label"
+        )
+    if count["id"] or count["label"]:
+        return "id" if count["id"] else "label"
+    gold_ids = all("id" in g.keys for resolved in runs for res in resolved for g in res.gold)
+    return "id" if gold_ids else "label"
+
+
+@dataclass
+class TrecExport:
+    """Shared qrels and one run per input, ready to write (:func:`build_export`)."""
+
+    space: str
+    qrels: dict[str, dict[str, int]]
+    runs: dict[str, dict[str, dict[str, float]]]
+    n_questions: int
+    empty_rel: int = 0
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)  # run -> lines, questions, left_out, renamed, empty
+
+
+def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, Sequence[Resolved]],
+                 key: str = "auto") -> TrecExport:
+    """Qrels shared by every run, and each run's documents, in one document space.
+
+    Parameters
+    ----------
+    questions:
+        The exported benchmark questions, in output order. Their qrels come
+        from the gold alone (resolved in the document space without evidence),
+        so they do not depend on any run.
+    runs:
+        Run name -> the same questions resolved with the run's evidence under
+        ``key`` (:func:`~eval.keyspace.resolve_question`, same order).
+    key:
+        The SPEC §3.1 option the runs were resolved under.
+
+    Raises
+    ------
+    TempbenchError
+        A question id that is empty or holds whitespace (it could not be one
+        TREC field), two ids with the same text, or runs mixing key spaces.
+    """
+    space = document_space(list(runs.values()), key)
+    gold = [resolve_question(q, [], key=space) for q in questions]
+    qids = []
+    for res in gold:
+        qid = str(res.qid)
+        if not is_token(qid):
+            raise RunMismatchError(
+                f"question id {res.qid!r} is empty or contains whitespace: a TREC line separates its fields by "
+                "whitespace, so the question cannot be written (rename it in the benchmark and the runs)"
+            )
+        qids.append(qid)
+    if len(set(qids)) != len(qids):
+        dup = next(q for q in qids if qids.count(q) > 1)
+        raise RunMismatchError(f"two questions have the id {dup!r} once written as text; TREC ids must be distinct")
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, res in zip(qids, gold, strict=True):
+        rel = question_qrels(res, space)
+        if rel:
+            qrels[qid] = rel
+    out = TrecExport(space=space, qrels=qrels, runs={}, n_questions=len(qids), empty_rel=len(qids) - len(qrels))
+    for name, resolved in runs.items():
+        if len(resolved) != len(gold):
+            raise RunMismatchError(f"run {name!r} has {len(resolved)} questions, the qrels {len(gold)}")
+        run: dict[str, dict[str, float]] = {}
+        stat = {"lines": 0, "questions": 0, "left_out": 0, "renamed": 0, "empty": 0}
+        for qid, res in zip(qids, resolved, strict=True):
+            q = question_run(res, space)
+            judged = qrels.get(qid, {})
+            # The qrels come from the gold alone, the hits from the run: they must meet exactly.
+            if sum(doc in judged for doc in q.docs) != q.hits:
+                raise AssertionError(f"run {name!r}, question {qid!r}: the relevant ids are not the SPEC §3.4 hits")
+            stat["left_out"] += q.left_out
+            stat["renamed"] += q.renamed
+            if not q.docs:
+                stat["empty"] += 1
+                continue
+            run[qid] = scored(q.docs)
+            stat["lines"] += len(q.docs)
+            stat["questions"] += 1
+        out.runs[name] = run
+        out.stats[name] = stat
+    return out
+
+
+def write_export(out_dir: str | Path, export: TrecExport, tags: Mapping[str, str] | None = None) -> list[Path]:
+    """Write ``DIR/qrels.txt`` and ``DIR/<name>.trec`` per run, atomically; return the paths (qrels first).
+
+    ``tags`` maps a run name to its TREC tag (default: the escaped name, which
+    ranx reads as the run's name).
+    """
+    out_dir = Path(out_dir)
+    tags = dict(tags or {})
+    paths = [out_dir / QRELS_NAME]
+    texts = [format_qrels(export.qrels)]
+    for name, run in export.runs.items():
+        tag = tags.get(name) or escape(name)
+        if not is_token(tag):
+            raise TempbenchError(f"TREC tag {tag!r} must be one non-empty field without whitespace")
+        paths.append(out_dir / f"{name}{RUN_SUFFIX}")
+        texts.append(format_run(run, tag))
+    for path, text in zip(paths, texts, strict=True):
+        write_text(path, text)
+    return paths

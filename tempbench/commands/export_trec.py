@@ -1,10 +1,13 @@
-"""``tempbench export-trec RUN``: a TREC run file plus the matching qrels (SPEC §3.4).
+"""``tempbench export-trec RUN...``: TREC run files plus one shared qrels file (SPEC §3.4).
 
-``PREFIX.run`` holds the deduplicated returned list of each question with
-strictly decreasing scores; ``PREFIX.qrels`` every relevant gold triple (valid at
-``t_query``), retrieved or not, so trec_eval, ranx and ir_measures compute the
-recall, nDCG and MRR of SPEC §3.4. Document ids are synthetic (see
-:mod:`eval.trec`).
+Writes ``DIR/qrels.txt`` (every relevant gold triple of each question, valid at
+``t_query``, retrieved or not) and ``DIR/<name>.trec`` per run (``<name>`` = the
+run file name without ``.jsonl``; the TREC tag column is that name, which ranx
+takes as the run's name). Document ids are stable keys of the KG row, the same
+in every run (``Q42|P31|Q5|1994``), so trec_eval, ranx and ir_measures can
+compare, fuse and pool the runs; the recall@k, nDCG@k and MRR they compute equal
+``tempbench score``. How ids, scores, repeats and copies are written:
+:mod:`eval.trec`.
 """
 
 from __future__ import annotations
@@ -14,32 +17,117 @@ from pathlib import Path
 
 from eval.keyspace import KEY_CHOICES, resolve_question
 from eval.scoring import select
-from eval.trec import write_trec
+from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, write_export
 from tempbench.commands._scoring import load_inputs
 from tempbench.core.console import info
+from tempbench.core.errors import ConfigError, EvidenceError, RunMismatchError
+from tempbench.core.progress import progress
 from tempbench.core.runfile import read_run
 from tempbench.core.schema import SPLIT_CHOICES
-from tempbench.data import add_data_arguments
+from tempbench.data import add_data_arguments, data_from_args
+
+DEFAULT_DIR = "trec"
+
+EPILOG = f"""\
+output (one document space shared by every run):
+  {'DIR/' + QRELS_NAME:<18}qid 0 docid 1, one line per gold triple valid at t_query
+  {'DIR/<name>' + RUN_SUFFIX:<18}qid Q0 docid rank score <name>, per run, in returned order
+document id: S|R|O|T of the evidence item, e.g. Q42|P31|Q5|1994 (ids when the gold and
+  the items carry them, else labels; '%', '|', whitespace escaped as %XX), identical
+  across runs; eval.trec.parse_docid reads it back.
+scores: L - i, strictly decreasing, so tools that re-sort by score and break ties by
+  document id keep the returned order. A repeated item is left out (SPEC §3.4 drops
+  it); a second valid copy of a triple already hit stays at its rank, not relevant.
+evaluate with: ranx (make_comparable=True), ir_measures, or trec_eval -c (questions
+  whose retrieval is empty have no run line and must count 0)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-
-    parser.add_argument("run", metavar="RUN", help="run file or evidence JSONL")
-    parser.add_argument("--out", metavar="PREFIX", help="output prefix: writes PREFIX.run and PREFIX.qrels (default: RUN without .jsonl)")
-    parser.add_argument("--split", choices=SPLIT_CHOICES, help="export every question of this split (default: exactly the questions in the run)")
-    parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")
-    parser.add_argument("--tag", default="tempbench", help="run tag in the TREC file (default tempbench)")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = ("Write runs as TREC run files with one qrels file shared by all, for trec_eval, ranx and "
+                          "ir_measures (SPEC §3.4).")
+    parser.epilog = EPILOG
+    parser.add_argument("run", metavar="RUN", nargs="+",
+                        help="run files or evidence JSONL (any form 'tempbench score' reads); several runs share "
+                             "one qrels file")
+    parser.add_argument("--out", metavar="DIR",
+                        help=f"output directory: writes DIR/{QRELS_NAME} and DIR/<name>{RUN_SUFFIX} per RUN, <name> "
+                             f"being the file name without .jsonl (default: {DEFAULT_DIR}/ beside the first RUN)")
+    parser.add_argument("--split", choices=SPLIT_CHOICES,
+                        help="export every question of this split; one absent from a run has no run line (an empty "
+                             "retrieval) (default: exactly the questions in the run; several runs must then cover "
+                             "the same questions)")
+    parser.add_argument("--key", choices=KEY_CHOICES, default="auto",
+                        help="key space for matching evidence to gold and for the document ids (SPEC §3.1; default "
+                             "auto: ids when the gold and the items carry them)")
+    parser.add_argument("--tag", help="TREC tag column of every run file (default: each run's <name>)")
     add_data_arguments(parser, kg=False)
 
 
-def run(args: argparse.Namespace) -> int:
+def run_name(path: str | Path) -> str:
+    """``runs/oracle.jsonl`` -> ``oracle``: the name of a run's output file and its TREC tag."""
+    name = Path(path).name
+    if name.endswith(".jsonl"):
+        return name[: -len(".jsonl")]
+    return Path(name).stem or name
 
+
+def run(args: argparse.Namespace) -> int:
+    names = [run_name(p) for p in args.run]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ConfigError(f"{args.run[names.index(name)]} and {args.run[i]} would both be written as "
+                              f"{name}{RUN_SUFFIX}; give the runs different file names")
+    out_dir = Path(args.out) if args.out else Path(args.run[0]).parent / DEFAULT_DIR
+    paths = data_from_args(args)
+    outputs = [out_dir / QRELS_NAME, *(out_dir / f"{n}{RUN_SUFFIX}" for n in names)]
+    inputs = {Path(p).resolve() for p in [*args.run, paths.benchmark, paths.benchmark_ids] if p is not None}
+    for target in outputs:
+        if target.resolve() in inputs:
+            raise ConfigError(f"output {target} is one of the inputs; choose another --out")
 
     questions, _, _ = load_inputs(args)
-    records = read_run(args.run)
-    chosen, recs, _, _ = select(records, questions, args.split)
-    resolved = [resolve_question(q, (r or {}).get("evidence", []), args.key) for q, r in zip(chosen, recs, strict=True)]
-    prefix = Path(args.out) if args.out else Path(args.run).with_suffix("")
-    run_path, qrels_path = write_trec(prefix, resolved, tag=args.tag)
-    info(f"wrote {run_path} and {qrels_path} ({len(resolved)} questions)")
+    records = [read_run(p) for p in args.run]
+    if args.split is None:
+        for path, recs in zip(args.run[1:], records[1:], strict=True):
+            if set(recs) != set(records[0]):
+                only_first = len(set(records[0]) - set(recs))
+                only_this = len(set(recs) - set(records[0]))
+                raise RunMismatchError(
+                    f"{args.run[0]} and {path} cover different questions ({only_first} only in the first, {only_this} "
+                    "only in the second); give --split S to export every question of a split (absent ones are "
+                    "empty retrievals)"
+                )
+        records = [records[0], *({qid: recs[qid] for qid in records[0]} for recs in records[1:])]
+
+    chosen = None
+    resolved = {}
+    for name, path, recs in zip(names, args.run, records, strict=True):
+        chosen, per_q, _, _ = select(recs, questions, args.split)
+        res = []
+        for q, rec in progress(zip(chosen, per_q, strict=True), total=len(chosen), description=f"resolving {name}"):
+            try:
+                res.append(resolve_question(q, (rec or {}).get("evidence", []), args.key))
+            except EvidenceError as exc:
+                if rec is None:
+                    raise
+                where = recs.where(q["id"]) if hasattr(recs, "where") else path
+                raise EvidenceError(f"{where}: {exc}") from None
+        resolved[name] = res
+    export = build_export(chosen or [], resolved, key=args.key)
+    written = write_export(out_dir, export, {n: args.tag for n in names} if args.tag else None)
+
+    empty = (f"; the {export.empty_rel} without one have no line, as SPEC §3.4 leaves them out of the average"
+             if export.empty_rel else "")
+    info(f"wrote {written[0]}: {sum(len(d) for d in export.qrels.values())} relevant triples of "
+         f"{export.n_questions - export.empty_rel} of {export.n_questions} questions{empty}; document ids in the "
+         f"{export.space} space")
+    for name, path in zip(names, written[1:], strict=True):
+        st = export.stats[name]
+        notes = [f"{st['empty']} empty retrievals (no lines: use make_comparable / trec_eval -c)"] if st["empty"] else []
+        if st["left_out"]:
+            notes.append(f"{st['left_out']} repeated items left out")
+        if st["renamed"]:
+            notes.append(f"{st['renamed']} hits written under their triple's qrels time")
+        info(f"wrote {path}: {st['lines']} lines, {st['questions']} questions" + (f"; {'; '.join(notes)}" if notes else ""))
     return 0

@@ -151,7 +151,7 @@ def test_score_json_reports_the_file(small_sample: Path, in_tmp: Path, capsys: p
         ("compare", "default: exactly the questions in the run"),
         ("export-trec", "default: exactly the questions in the run"),
         ("export-trec", "default auto"),
-        ("export-trec", "PREFIX.qrels"),
+        ("export-trec", "DIR/qrels.txt"),
         ("diff", "--space {auto,id,label,line}, --key {auto,id,label,line}"),
         ("build-benchmark", "--target-n N"),
     ],

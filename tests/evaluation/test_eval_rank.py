@@ -11,7 +11,7 @@ import pytest
 from reference.eval import slow_rank
 
 from eval.keyspace import resolve_question
-from eval.measures import KS, rank_measures
+from eval.measures import RANK_MEASURES, rank_measures
 from eval.rank import rank_kernel, rank_metrics, rank_metrics_ir_measures
 from eval.relevance import hit_list
 from eval.trec import format_qrels, format_run, trec_run_and_qrels
@@ -77,7 +77,7 @@ def test_kernel_equals_ranx(random_runs):
     run, qrels = trec_run_and_qrels(resolved)
     # ranx needs every qrels query in the run with at least one document
     run = {q: (run.get(q) or {"__none__": 1.0}) for q in qrels}
-    names = [f"recall@{k}" for k in KS] + [f"ndcg@{k}" for k in KS] + ["mrr"]
+    names = [m.name for m in RANK_MEASURES]  # the declared names are ranx's metric names
     theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), names, make_comparable=True)
     ours = rank_metrics(resolved)["macro"]
     for name in names:
@@ -116,6 +116,7 @@ def test_trec_format():
     q = {"id": "w", "t_query": 1994.0, "S_star": [T("a", "p", "b", 1994), T("b", "q", "c", 1994)]}
     res = resolve_question(q, [T("x", "p", "y", 1994), T("a", "p", "b", 1994)])
     run, qrels = trec_run_and_qrels([res])
-    assert run == {"w": {"n0": 2.0, "rel0": 1.0}} and qrels == {"w": {"rel0": 1, "rel1": 1}}
-    assert format_run(run) == "w Q0 n0 1 2 tempbench\nw Q0 rel0 2 1 tempbench\n"
-    assert format_qrels(qrels) == "w 0 rel0 1\nw 0 rel1 1\n"
+    assert run == {"w": {"x|p|y|1994": 2.0, "a|p|b|1994": 1.0}}
+    assert qrels == {"w": {"a|p|b|1994": 1, "b|q|c|1994": 1}}
+    assert format_run(run) == "w Q0 x|p|y|1994 1 2 tempbench\nw Q0 a|p|b|1994 2 1 tempbench\n"
+    assert format_qrels(qrels) == "w 0 a|p|b|1994 1\nw 0 b|q|c|1994 1\n"

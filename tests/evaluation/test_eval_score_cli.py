@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from reference.eval import slow_rank, slow_trp_ccr
+from reference.eval import published_score, slow_rank
 from reference.synthetic import synthetic
 
 from eval.scoring import score_run
@@ -47,10 +47,10 @@ def test_score_run_matches_slow_loops(small):
     questions, run, flags = small
     out = score_run(run, questions, flags, n_boot=100)
     assert list(out)[:6] == ["trp_ccr", "coverage", "negatives", "rank", "ties", "ci"]
-    slow = [slow_trp_ccr(q, run[q["id"]]["evidence"]) for q in questions]
-    trps = [t for t, _ in slow if t is not None]
+    slow = [published_score(q, run[q["id"]]["evidence"]) for q in questions]
+    trps = [r["trp"] for r in slow if r["trp"] is not None]
     assert out["trp_ccr"]["TRP_macro"] == pytest.approx(sum(trps) / len(trps), abs=1e-12)
-    assert out["trp_ccr"]["CCR"] == pytest.approx(sum(c for _, c in slow) / len(slow), abs=1e-12)
+    assert out["trp_ccr"]["CCR"] == pytest.approx(sum(r["ccr"] for r in slow) / len(slow), abs=1e-12)
     ranks = [r for r in (slow_rank(q, run[q["id"]]["evidence"]) for q in questions) if r is not None]
     assert out["rank"]["mrr"] == pytest.approx(sum(r["mrr"] for r in ranks) / len(ranks), abs=1e-12)
     assert out["counts"]["rank_evaluated"] == len(ranks)
@@ -131,9 +131,10 @@ def test_compare_and_export_trec(data_dir, tmp_path):
     cmp = json.loads(out.read_text())
     assert cmp["overall"]["CCR"]["delta"] >= 0 and "by_complexity" in cmp and "by_operator" in cmp
     assert main(["compare", str(data_dir / "run.jsonl"), str(write_jsonl(tmp_path / "c.jsonl", worse[:3])), "--benchmark", bench]) == 2
-    prefix = tmp_path / "trec" / "run"
-    assert main(["export-trec", str(data_dir / "run.jsonl"), "--benchmark", bench, "--out", str(prefix)]) == 0
-    run_lines = (tmp_path / "trec" / "run.run").read_text().splitlines()
-    qrels_lines = (tmp_path / "trec" / "run.qrels").read_text().splitlines()
+    assert main(["export-trec", str(data_dir / "run.jsonl"), str(b_path), "--benchmark", bench,
+                 "--out", str(tmp_path / "trec")]) == 0
+    run_lines = (tmp_path / "trec" / "run.trec").read_text().splitlines()
+    qrels_lines = (tmp_path / "trec" / "qrels.txt").read_text().splitlines()
+    assert len((tmp_path / "trec" / "b.trec").read_text().splitlines()) < len(run_lines)
     assert run_lines and all(len(x.split()) == 6 for x in run_lines)
     assert qrels_lines and all(len(x.split()) == 4 for x in qrels_lines)
