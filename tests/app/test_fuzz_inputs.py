@@ -13,13 +13,19 @@ subclass (``InputError``, ``ConfigError``, ``MissingDataError``,
 other exception would be a traceback and exit code 1.
 
 When a loader returns, a few invariants of its result are checked as well, so
-that "no exception" cannot hide a wrong answer.
+that "no exception" cannot hide a wrong answer. The configuration is held to
+more: its rules are written out here (from ``configs/README.md``), so each fuzzed
+file and ``--set`` must give exactly the error it is made for (an unknown key
+names the key and lists the valid keys; a wrong type names the key and what was
+expected) or exactly the values it sets.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import string
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +35,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tempbench.core.errors import TempbenchError
+from tempbench.core.errors import ConfigError, TempbenchError
+from tempbench.core.tomlfile import TOMLDecodeError, loads_toml
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _DIR = Path(tempfile.mkdtemp(prefix="tempbench-fuzz-"))
@@ -282,6 +289,116 @@ def _override(draw: st.DrawFn) -> str:
     return draw(_CONFIG_KEYS) + draw(st.sampled_from(["=", "", "==", " = "])) + draw(_TOML_VALUES)
 
 
+# What a configuration may hold, from configs/README.md (written out here, not read
+# from retriever/config.py, so the expectations below do not come from the code).
+_KEYS = ("name", "description", "anchor", "hops", "caps", "temporal_filter", "k", "cap_scope", "cap_counts",
+         "line_template", "linker_match", "linker_min_length", "query_includes_t_query", "oracle_label_ties",
+         "tie_break", "homonym_order")
+_CHOICE = {"anchor": ("oracle", "linker"), "cap_scope": ("per_hop", "per_node"), "cap_counts": ("rows", "unique_triples"),
+           "linker_match": ("substring", "word"), "oracle_label_ties": ("first", "none"),
+           "tie_break": ("reverse_lex", "pool_order"), "homonym_order": ("pool", "edge_id")}
+_BOOL = ("temporal_filter", "query_includes_t_query")
+_INT = ("hops", "k", "linker_min_length")  # integers >= 1
+_TEMPLATE_FIELDS = ("s", "r", "o", "t", "s_id", "r_id", "o_id", "t_start", "t_end")
+_DEFAULT_CAPS = [60, 200, 400]
+_SHIPPED = Path(__file__).resolve().parents[2] / "configs"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _problems(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every reason ``values`` is not a valid configuration, as ``(text naming the key, phrase)``.
+
+    The ConfigError must name one of them (which one comes first is the code's business).
+    """
+    unknown = [k for k in values if k not in _KEYS]
+    if unknown:  # reported before any value is looked at
+        return [(repr(k), "valid keys") for k in unknown]
+    out: list[tuple[str, str]] = []
+    for key in ("name", "description", "line_template"):
+        if key in values and not isinstance(values[key], str):
+            out.append((f"'{key}'", "a string"))
+    name = values.get("name", "x")
+    if isinstance(name, str) and (not name or any(ch in name for ch in "/\\\0")):
+        out.append(("'name'", "non-empty file name"))
+    out += [(f"'{k}'", "one of") for k, allowed in _CHOICE.items() if k in values and values[k] not in allowed]
+    out += [(f"'{k}'", "true or false") for k in _BOOL if k in values and not isinstance(values[k], bool)]
+    out += [(f"'{k}'", "an integer >= 1") for k in _INT if k in values and not (_is_int(values[k]) and values[k] >= 1)]
+    caps = values.get("caps", _DEFAULT_CAPS)
+    hops = values.get("hops", 2)
+    if not isinstance(caps, list) or not all(_is_int(c) and c >= 0 for c in caps):
+        out.append(("'caps'", "a list of integers >= 0"))
+    elif _is_int(hops) and hops >= 1 and len(caps) < hops:
+        out.append(("'caps'", f"at least hops={hops}"))
+    template = values.get("line_template", "")
+    if isinstance(template, str):
+        try:
+            names = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+            template.format(**{f: "x" for f in _TEMPLATE_FIELDS})
+        except Exception:  # noqa: BLE001 - any failure to format is an invalid template
+            out.append(("'line_template'", "str.format template"))
+        else:
+            if any(n.split(".")[0].split("[")[0] not in _TEMPLATE_FIELDS for n in names):
+                out.append(("'line_template'", "fields among"))
+    return out
+
+
+def _expected_outcome(base_values: dict[str, Any] | None, base_problem: tuple[str, str] | None,
+                      overrides: list[str]) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """``(problems, final values)`` that ``load_config`` must report or return (configs/README.md's rules)."""
+    if base_problem is not None:
+        return [base_problem], {}
+    assert base_values is not None
+    nested = [k for k, v in base_values.items() if isinstance(v, dict)]
+    if nested:  # keys are flat: a table is an error before anything else
+        return [(k, "tables are not allowed") for k in nested], {}
+    values = dict(base_values)
+    problems = _problems(values)
+    if problems or not overrides:
+        return problems, values
+    for item in overrides:  # each --set is parsed in turn; the first bad one is the error
+        if "=" not in item:
+            return [(repr(item), "expected key=value")], {}
+        key, raw = (part.strip() for part in item.split("=", 1))
+        if key not in _KEYS:
+            return [(repr(key), "valid keys")], {}
+        try:
+            value = loads_toml(f"v = {raw}")["v"]
+        except TOMLDecodeError:
+            value = raw  # not TOML: a bare string
+        if key in _BOOL and isinstance(value, str) and value.lower() in ("true", "false"):
+            return [(key, "lowercase")], {}
+        if key == "caps" and isinstance(value, str) and re.match(r"^\s*\d+(\s*,\s*\d+)+\s*$", value):
+            return [("caps", "brackets")], {}
+        values[key] = value
+    if not any(item.split("=", 1)[0].strip() == "name" for item in overrides):
+        values.pop("name")  # the configuration is renamed after its overrides (always a valid file name)
+    return _problems(values), values
+
+
+def _load_expecting(name: str | Path, overrides: list[str], problems: list[tuple[str, str]], values: dict[str, Any]):
+    """Call ``load_config``; a ConfigError naming one of ``problems`` when there are any, else ``values``."""
+    from retriever.config import RetrieverConfig, load_config
+
+    try:
+        cfg = load_config(name, overrides)
+    except ConfigError as exc:
+        message = str(exc)
+        assert problems, f"unexpected ConfigError: {message}"
+        assert any(key in message and phrase in message for key, phrase in problems), (message, problems)
+        return None
+    assert not problems, f"load_config accepted {name!r} {overrides!r}; expected an error about {problems}"
+    assert isinstance(cfg, RetrieverConfig)
+    got = cfg.to_dict()
+    for key, value in values.items():
+        assert got[key] == value and type(got[key]) is type(value), (key, got[key], value)
+    assert cfg.hops >= 1 and cfg.k >= 1 and len(cfg.caps) >= cfg.hops
+    json.dumps(got)  # the run metadata must be able to record it
+    return cfg
+
+
 @FUZZ
 @given(
     base=st.sampled_from(["oracle", "nonoracle", "stale_blind", "hop3_k25", "FILE", "missing"]),
@@ -290,21 +407,99 @@ def _override(draw: st.DrawFn) -> str:
     overrides=st.lists(_override(), max_size=4),
 )
 def test_load_config_fuzz(base: str, toml: list[tuple[str, str]], garbage: str | None, overrides: list[str]) -> None:
-    from retriever.config import RetrieverConfig, load_config
-
+    """Random files and ``--set`` overrides: exactly the documented errors, or exactly the documented values."""
+    base_values: dict[str, Any] | None = None
+    base_problem = None
     if base == "FILE":
         text = "\n".join(f"{k} = {v}" for k, v in toml).encode("utf-8", errors="surrogatepass")
-        path = _write("config.toml", garbage.encode("utf-8", errors="surrogatepass") if garbage is not None else text)
+        data = garbage.encode("utf-8", errors="surrogatepass") if garbage is not None else text
+        path = _write("config.toml", data)
         name: str | Path = path
+        try:
+            base_values = {"name": "config", **loads_toml(data.decode("utf-8"))}  # a file without name: its stem
+        except (UnicodeDecodeError, TOMLDecodeError):
+            base_problem = (str(path), "not valid TOML")
     elif base == "missing":
         name = _DIR / "no-such-config.toml"
+        base_problem = ("no-such-config.toml", "not found")
     else:
         name = base
-    cfg = _only_own_errors(lambda: load_config(name, overrides))
-    if cfg is not None:
-        assert isinstance(cfg, RetrieverConfig)
-        assert cfg.hops >= 1 and cfg.k >= 1 and len(cfg.caps) >= cfg.hops
-        json.dumps(cfg.to_dict())  # the run metadata must be able to record it
+        base_values = loads_toml((_SHIPPED / f"{base}.toml").read_text(encoding="utf-8"))
+    problems, values = _expected_outcome(base_values, base_problem, overrides)
+    _load_expecting(name, overrides, problems, values)
+
+
+_SAFE_KEY = st.text(alphabet=st.characters(categories=["L", "N"], include_characters="_-"), min_size=1, max_size=12)
+
+
+@FUZZ
+@given(key=_SAFE_KEY.filter(lambda k: k not in _KEYS), value=st.sampled_from(["1", "true", '"x"', "[1, 2]"]),
+       via=st.sampled_from(["file", "set"]))
+def test_load_config_fuzz_unknown_key(key: str, value: str, via: str) -> None:
+    """A fuzzed unknown key, in a file or in ``--set``: a ConfigError naming it and listing the valid keys."""
+    from retriever.config import load_config
+
+    if via == "file":
+        path = _write("unknown.toml", f"k = 3\n{json.dumps(key, ensure_ascii=False)} = {value}\n".encode())
+        args: tuple[Any, list[str]] = (path, [])
+    else:
+        args = ("oracle", ["k=3", f"{key}={value}"])
+    with pytest.raises(ConfigError) as info:
+        load_config(*args)
+    message = str(info.value)
+    assert repr(key) in message and "valid keys" in message
+    assert all(k in message for k in _KEYS)  # the list is complete
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+
+
+_WRONG_SCALAR = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False, width=32), st.booleans(),
+                          st.text(alphabet="abcxyz ,", max_size=4))
+
+
+@st.composite
+def _wrong_value(draw: st.DrawFn) -> tuple[str, Any, tuple[str, ...]]:
+    """``(key, a value of the wrong type or range for it, phrases one of which the error must say)``."""
+    key = draw(st.sampled_from(_KEYS))
+    candidates = st.one_of(_WRONG_SCALAR, st.lists(_WRONG_SCALAR, max_size=3))
+    if key in ("name", "description", "line_template"):
+        return key, draw(candidates.filter(lambda v: not isinstance(v, str))), ("a string",)
+    if key in _CHOICE:
+        return key, draw(candidates.filter(lambda v: v not in _CHOICE[key])), ("one of",)
+    if key in _BOOL:
+        wrong = candidates.filter(lambda v: not isinstance(v, bool) and not (isinstance(v, str) and v.lower() in ("true", "false")))
+        return key, draw(wrong), ("true or false",)
+    if key in _INT:
+        return key, draw(candidates.filter(lambda v: not (_is_int(v) and v >= 1))), ("an integer >= 1",)
+    assert key == "caps"
+    bad = candidates.filter(lambda v: not (isinstance(v, list) and all(_is_int(c) and c >= 0 for c in v)))
+    return key, draw(bad), ("a list of integers >= 0", "brackets")
+
+
+@FUZZ
+@given(case=_wrong_value(), via=st.sampled_from(["file", "set"]))
+def test_load_config_fuzz_wrong_type(case: tuple[str, Any, tuple[str, ...]], via: str) -> None:
+    """A fuzzed value of the wrong type (or out of range): a ConfigError naming the key and what was expected."""
+    from retriever.config import load_config
+
+    key, value, phrases = case
+    if via == "file":
+        args: tuple[Any, list[str]] = (_write("wrong.toml", f"{key} = {_toml_value(value)}\n".encode()), [])
+    else:
+        args = ("oracle", [f"{key}={_toml_value(value)}"])
+    with pytest.raises(ConfigError) as info:
+        load_config(*args)
+    message = str(info.value)
+    assert f"'{key}'" in message or f"--set '{key}=" in message, message
+    assert any(p in message for p in phrases), (message, phrases)
 
 
 @pytest.mark.parametrize("what", ["invalid-utf8", "directory"])
@@ -316,7 +511,9 @@ def test_load_config_unreadable_file_is_a_config_error(what: str) -> None:
     else:
         path = _DIR / "a-directory.toml"
         path.mkdir(exist_ok=True)
-    _only_own_errors(lambda: load_config(path))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value)  # names the file
 
 
 # -------------------------------------------------------------------- scorer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.eval import published_aggregate, published_score
 
 from eval import aggregate, score_question
 from tempbench.core.errors import EvidenceError, TempbenchError
@@ -29,56 +30,6 @@ def question(star, tq=1994.0, **extra):
 
 
 GOLD = [T("a", "p", "b", 1994), T("b", "q", "c", 1994)]
-
-
-# ---------------------------------------------------------------- slow reference: the published scorer as SPEC §3.1 describes it
-def published_score(q, evidence):
-    star = q["S_star"]
-    gold_ids = all(k in star[0] for k in ("s_id", "r_id", "o_id"))
-    gold = {(t["s_id"], t["r_id"], t["o_id"]) if gold_ids else (t["s"], t["r"], t["o"]) for t in star}
-    tq = float(q["t_query"])
-    n_ret = hits = 0
-    hit_set = set()
-    for it in evidence:
-        n_ret += 1
-        if isinstance(it, dict):
-            item_ids = all(k in it for k in ("s_id", "r_id", "o_id"))
-            key = (it["s_id"], it["r_id"], it["o_id"]) if item_ids else (it["s"], it["r"], it["o"])
-            ts, te = float(it["t_start"]), float(it["t_end"])
-            same_space = item_ids == gold_ids
-        else:
-            key, ts, te = (it[0], it[1], it[2]), float(it[3]), float(it[4])
-            same_space = not gold_ids
-        if same_space and key in gold and ts <= tq <= te:
-            hits += 1
-            hit_set.add(key)
-    return {
-        "id": q.get("id"), "complexity": q.get("complexity"), "operator": q.get("operator_type"),
-        "n_ret": n_ret, "hits": hits, "n_gold": len(gold),
-        "trp": hits / n_ret if n_ret else None, "ccr": int(bool(gold) and hit_set == gold),
-    }
-
-
-def published_aggregate(rows, by=("complexity", "operator")):
-    if not rows:
-        return {"n_questions": 0}
-    ret = [r for r in rows if r["n_ret"] > 0]
-    out = {
-        "n_questions": len(rows),
-        "coverage": len(ret) / len(rows),
-        "TRP_macro": sum(r["trp"] for r in ret) / len(ret) if ret else 0.0,
-        "TRP_micro": sum(r["hits"] for r in rows) / sum(r["n_ret"] for r in rows) if sum(r["n_ret"] for r in rows) else 0.0,
-        "CCR": sum(r["ccr"] for r in rows) / len(rows),
-    }
-    for f in by:
-        vals = sorted({r.get(f) for r in rows}, key=str)
-        out[f"by_{f}"] = {}
-        for v in vals:
-            m = [r for r in rows if r.get(f) == v]
-            mr = [r for r in m if r["n_ret"] > 0]
-            out[f"by_{f}"][v] = {"n": len(m), "TRP": sum(r["trp"] for r in mr) / len(mr) if mr else 0.0,
-                                 "CCR": sum(r["ccr"] for r in m) / len(m)}
-    return out
 
 
 # ---------------------------------------------------------------- worked examples

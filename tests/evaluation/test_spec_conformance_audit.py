@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 
 import pytest
+from reference.bm25 import SlowBM25
 
 from eval.audit.claims import load_claims
 from eval.audit.context import AuditContext
@@ -230,19 +231,23 @@ def test_bm25_documents_and_hand_computed_pair_score(rows, release, tmp_path):
     # q3's distractor (Q1, P2, Q3) is not a KG row: still scored, from its rendered labels.
     doc = triple_document(index, GoldTriple({"id": ("Q1", "P2", "Q3")}, 0.0, 0.0))
     assert doc == "Alice Smith works for London"
+    # The slow reference over the module docstring's documents, written out by hand.
+    slow = SlowBM25(["alice smith lives in paris", "alice smith lives in paris", "alice smith works for acme corp",
+                     "acme corp lives in london", "alice smith lives in london", "q5 born in berlin",
+                     "alice smith lives in berlin"])
     # query terms in the corpus, first occurrence: alice (df 5) smith (5) for (1) in (6) london (2);
     # the doc has alice smith for london once each, dl = 5 = avgdl -> norm = k1.
-    idf = {t: math.log(1 + (7 - d + 0.5) / (d + 0.5)) for t, d in {"alice": 5, "smith": 5, "for": 1, "london": 2}.items()}
-    expected = 0.0
-    for t in ("alice", "smith", "for", "london"):
-        expected += idf[t] * (1 * 2.5 / (1 + 1.5 * (1 - 0.75 + 0.75 * 5 / 5.0)))
+    assert (slow.N, slow.avgdl) == (7, 5.0)
+    assert {t: slow.df[t] for t in ("alice", "smith", "for", "in", "london")} == {"alice": 5, "smith": 5, "for": 1, "in": 6, "london": 2}
+    expected = slow.score_text("Who did Alice Smith work for in London?", "alice smith works for london")
+    assert expected == pytest.approx(sum(math.log(1 + (7 - d + 0.5) / (d + 0.5)) for d in (5, 5, 1, 2)), rel=1e-15)  # tf/norm = 1
     assert index.bm25.score_text("Who did Alice Smith work for in London?", doc) == expected
-    # for every KG row the text score equals the index's own document score, bit for bit
+    # for every KG row the text score equals the index's own document score and the reference's, bit for bit
     for q in QUESTIONS:
         scores = index.bm25.score(q[4], list(range(7)))
         for row, (_, h, o, r) in enumerate(KG_ROWS):
             text = triple_document(index, GoldTriple({"id": (h, r, o)}, 0.0, 0.0))
-            assert index.bm25.score_text(q[4], text) == float(scores[row])
+            assert index.bm25.score_text(q[4], text) == float(scores[row]) == slow.score(q[4], row)
 
 
 def test_anchor_recall_from_the_run_file(rows):

@@ -2,17 +2,17 @@
 
 Every expected value here is derived by hand from SPEC's sentences, not from the
 code's output. The tie-aware section compares against a brute-force enumeration
-of every ordering of every tie group (written here from SPEC §3.5's text).
+of every ordering of every tie group (``reference.eval``, written from SPEC §3.5's text).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import random
 
 import pytest
+from reference.eval import brute_ties_macro
 
 from eval import aggregate, score_question
 from eval.answers import answer_rows, answers_report, exact_match, normalize, token_f1
@@ -362,84 +362,6 @@ def test_rank_never_beyond_returned():
 # ---------------------------------------------------------------- §3.5 ties vs brute force
 
 
-def _slow_row(q, items):
-    """TRP/CCR from SPEC §3.1's text (label space)."""
-    gold = {(t["s"], t["r"], t["o"]) for t in q["S_star"]}
-    tq = float(q["t_query"])
-    hits = [(i["s"], i["r"], i["o"]) for i in items
-            if (i["s"], i["r"], i["o"]) in gold and float(i["t_start"]) <= tq <= float(i["t_end"])]
-    trp = len(hits) / len(items) if items else None
-    ccr = 1.0 if gold and set(hits) == gold else 0.0
-    return trp, ccr
-
-
-def _slow_rank(q, items, ks=(1, 5, 10, 15, 25)):
-    """Recall@k, nDCG@k, MRR from SPEC §3.4's text; None when rel is empty."""
-    tq = float(q["t_query"])
-    rel = {(t["s"], t["r"], t["o"]) for t in q["S_star"] if float(t["t_start"]) <= tq <= float(t["t_end"])}
-    if not rel:
-        return None
-    seen, ranked = set(), []
-    for i in items:
-        whole = (i["s"], i["r"], i["o"], float(i["t_start"]), float(i["t_end"]))
-        if whole not in seen:
-            seen.add(whole)
-            ranked.append(whole)
-    done, h = set(), []
-    for s, r, o, ts, te in ranked:
-        hit = (s, r, o) in rel and ts <= tq <= te and (s, r, o) not in done
-        if hit:
-            done.add((s, r, o))
-        h.append(1 if hit else 0)
-    out = {}
-    for k in ks:
-        out[f"recall@{k}"] = sum(h[:k]) / len(rel)
-    for k in ks:
-        dcg = sum(x / math.log2(i + 2) for i, x in enumerate(h[:k]))
-        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(rel), k)))
-        out[f"ndcg@{k}"] = dcg / ideal
-    out["mrr"] = next((1 / (i + 1) for i, x in enumerate(h) if x), 0.0)
-    return out
-
-
-def _orderings(known):
-    """Every ordering of the known ranking with each run of equal scores permuted (with multiplicity)."""
-    groups, i = [], 0
-    while i < len(known):
-        j = i
-        while j < len(known) and known[j]["score"] == known[i]["score"]:
-            j += 1
-        groups.append(known[i:j])
-        i = j
-    for combo in itertools.product(*(list(itertools.permutations(g)) for g in groups)):
-        yield [it for g in combo for it in g]
-
-
-def _brute(questions, evidences, ties):
-    """Macro {metric: (observed, expected, min, max)} over questions, by enumeration."""
-    per = {}
-    for q, ev, ct in zip(questions, evidences, ties, strict=True):
-        n_ret = len(ev)
-        obs_trp, obs_ccr = _slow_row(q, ev)
-        obs_rank = _slow_rank(q, ev)
-        vals = {}
-        for order in _orderings(list(ev) + list(ct)):
-            cut = order[:n_ret]
-            trp, ccr = _slow_row(q, cut)
-            vals.setdefault("TRP", []).append(trp)
-            vals.setdefault("CCR", []).append(ccr)
-            rk = _slow_rank(q, cut)
-            if rk is not None:
-                for name, v in rk.items():
-                    vals.setdefault(name, []).append(v)
-        observed = {"TRP": obs_trp, "CCR": obs_ccr, **(obs_rank or {})}
-        for name, vs in vals.items():
-            if vs[0] is None:
-                continue
-            per.setdefault(name, []).append((observed[name], sum(vs) / len(vs), min(vs), max(vs)))
-    return {name: tuple(sum(x[j] for x in rows) / len(rows) for j in range(4)) for name, rows in per.items()}
-
-
 def _random_case(rng, qid):
     ents = "ABCD"
     star = [L(rng.choice(ents), "P", rng.choice(ents), float(rng.choice([2000, 2000, 1990]))) for _ in range(rng.randint(1, 3))]
@@ -459,7 +381,7 @@ def _random_case(rng, qid):
 def _check_against_brute(questions, evs, cts, only=None):
     res = [resolve_question(q, e, extra=c) for q, e, c in zip(questions, evs, cts, strict=True)]
     summary = tie_report(res)["summary"]
-    brute = _brute(questions, evs, cts)
+    brute = brute_ties_macro(questions, evs, cts)
     for name, (o, e, lo, hi) in brute.items():
         if only is not None and name not in only:
             continue

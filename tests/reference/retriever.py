@@ -1,7 +1,8 @@
 """A deliberately slow, obviously correct reference retriever (SPEC §2.3-§2.5).
 
 Pure Python: lists, sets, dicts, loops over rows. It shares nothing with the
-fast path in ``retriever/`` except the KG arrays and rendered labels it reads.
+fast path in ``retriever/`` except the KG arrays and rendered labels it reads;
+its BM25 is the one slow BM25 of the tests (:mod:`reference.bm25`).
 Used by the tests (identical evidence on every question) and by
 ``scripts/bench.py`` (speed ratio, measured side by side).
 """
@@ -9,50 +10,11 @@ Used by the tests (identical evidence on every question) and by
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections import defaultdict
 from typing import Any
 
-
-def _tokens(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
-
-
-class SlowBM25:
-    """SPEC §2.2 literally: per-term contributions summed from 0.0 in first-occurrence order."""
-
-    def __init__(self, documents: list[str], k1: float = 1.5, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
-        self.tf: list[dict[str, int]] = []
-        df: dict[str, int] = defaultdict(int)
-        total = 0
-        for doc in documents:
-            counts: dict[str, int] = defaultdict(int)
-            for tok in _tokens(doc):
-                counts[tok] += 1
-            self.tf.append(dict(counts))
-            total += sum(counts.values())
-            for tok in counts:
-                df[tok] += 1
-        self.N = len(documents)
-        self.avgdl = total / self.N
-        self.doc_len = [sum(c.values()) for c in self.tf]
-        self.idf = {t: math.log(1 + (self.N - n + 0.5) / (n + 0.5)) for t, n in df.items()}
-
-    def score(self, query: str, doc: int) -> float:
-        terms: list[str] = []
-        for tok in _tokens(query):
-            if tok not in terms:
-                terms.append(tok)
-        k1, b = self.k1, self.b
-        total = 0.0
-        for t in terms:
-            if t not in self.idf:
-                continue
-            tf = float(self.tf[doc].get(t, 0))
-            total += self.idf[t] * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * self.doc_len[doc] / self.avgdl)))
-        return total
+from reference.bm25 import SlowBM25, kg_documents
 
 
 class SlowRetriever:
@@ -81,8 +43,7 @@ class SlowRetriever:
             if self.tail[i] != self.head[i]:
                 self.incident[self.tail[i]].append(i)
         if bm25 is None:
-            docs = [f"{self.elab[self.head[i]]} {self.rlab[self.rel[i]]} {self.elab[self.tail[i]]}" for i in range(len(self.head))]
-            bm25 = SlowBM25(docs)
+            bm25 = SlowBM25(kg_documents(kg, self.elab, self.rlab))
         self.bm25 = bm25
 
     # -- anchors (SPEC §2.3) --------------------------------------------------

@@ -1,4 +1,4 @@
-"""SPEC §2.1-§2.2 BM25: bit-identical to a slow loop and to rank_bm25 with SPEC's idf."""
+"""SPEC §2.1-§2.2 BM25: bit-identical to the slow reference (``reference.bm25``) and to rank_bm25 with SPEC's idf."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
+from reference.bm25 import K1, B, SlowBM25, query_terms, tokens
 
 from retriever.bm25 import BM25, bm25_idf
 from retriever.kg import KG
-from retriever.tokenizer import tokenize
 
-K1, B = 1.5, 0.75
 WORDS = ["river", "city", "of", "the", "born", "in", "Paris", "école", "straße", "東京", "2014", "a_b", "o'neil", "x-y", "İzmir"]
 
 
@@ -31,39 +30,15 @@ def make_kg(rng: random.Random, n_rows: int, n_ent: int, n_rel: int, years: int 
     return kg, ent_labels, rel_labels, docs
 
 
-def dedup(tokens: list[str]) -> list[str]:
-    return list(dict.fromkeys(tokens))
-
-
-def slow_scores(docs: list[str], query: str, doc_ids: list[int]) -> list[float]:
-    """Deliberately plain SPEC §2.2 loop over Python floats."""
-    toks = [tokenize(d) for d in docs]
-    n = len(toks)
-    avgdl = sum(len(t) for t in toks) / n
-    out = []
-    for d in doc_ids:
-        dl = len(toks[d])
-        score = 0.0
-        for term in dedup(tokenize(query)):
-            df = sum(1 for t in toks if term in t)
-            if df == 0:
-                continue
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            tf = toks[d].count(term)
-            score += idf * (tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)))
-        out.append(score)
-    return out
-
-
 def rank_bm25_scores(docs: list[str], query: str, doc_ids: list[int]) -> list[float]:
-    corpus = [tokenize(d) for d in docs]
+    corpus = [tokens(d) for d in docs]
     model = BM25Okapi(corpus, k1=K1, b=B)
     df: dict[str, int] = {}
     for toks in corpus:
         for term in set(toks):
             df[term] = df.get(term, 0) + 1
     model.idf = {term: math.log(1 + (model.corpus_size - n + 0.5) / (n + 0.5)) for term, n in df.items()}
-    return model.get_batch_scores(dedup(tokenize(query)), doc_ids)
+    return model.get_batch_scores(query_terms(query), doc_ids)
 
 
 def bits(values) -> list[int]:
@@ -82,14 +57,15 @@ def queries(rng: random.Random, count: int) -> list[str]:
 
 def check(kg, ent_labels, rel_labels, docs, qs, rng) -> None:
     index = BM25.build(kg, ent_labels, rel_labels)
-    assert index.N == len(docs)
-    assert index.avgdl == sum(len(tokenize(d)) for d in docs) / len(docs)
-    assert index.doc_len.tolist() == [len(tokenize(d)) for d in docs]
+    slow = SlowBM25(docs)
+    assert index.N == slow.N == len(docs)
+    assert index.avgdl == slow.avgdl
+    assert index.doc_len.tolist() == slow.doc_len
     for query in qs:
         ids = [rng.randrange(len(docs)) for _ in range(rng.randint(0, 40))] + list(range(min(len(docs), 30)))
         ours = index.score(query, np.array(ids, dtype=np.int64))
         assert ours.dtype == np.float64
-        assert bits(ours) == bits(slow_scores(docs, query, ids)), query
+        assert bits(ours) == bits(slow.scores(query, ids)), query
         assert bits(ours) == bits(rank_bm25_scores(docs, query, ids)), query
         assert ranking(ours.tolist(), ids) == ranking(rank_bm25_scores(docs, query, ids), ids)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference.retriever import SlowRetriever
 from reference.tiny import LABELS, ROWS, make_index  # noqa: F401 - ROWS/LABELS used by the cases
 
 from retriever.config import RetrieverConfig
@@ -265,8 +266,6 @@ def test_missing_t_query_is_input_error(index):
 
 
 def test_slow_reference_agrees_on_tiny_kg(index):
-    from reference.retriever import SlowRetriever
-
     slow = SlowRetriever(index.kg, index.entity_labels, index.relation_labels)
     scan = SlowRetriever(index.kg, index.entity_labels, index.relation_labels, scan=True)
     texts = ["Who lives in London?", "Did Ada Lovelace know Babbage?", "Charles built what?", "Mr Ant"]

@@ -8,6 +8,7 @@ cut-off ties.
 from __future__ import annotations
 
 import pytest
+from reference.retriever import SlowRetriever
 
 from retriever.config import load_config
 from retriever.pipeline import Retriever
@@ -24,8 +25,6 @@ def sample_questions(small_sample):
 
 @pytest.fixture(scope="module")
 def slow(small_index):
-    from reference.retriever import SlowRetriever
-
     return SlowRetriever(small_index.kg, small_index.entity_labels, small_index.relation_labels)
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
 from pathlib import Path
 
 import pytest
+from reference.bm25 import SlowBM25, kg_documents
 
 from retriever.benchmark import load_benchmark
 from retriever.config import RetrieverConfig, load_config
@@ -76,30 +75,8 @@ def kept(index, q: dict, config: RetrieverConfig) -> list[int]:
 
 
 def slow_bm25(index, query: str, row: int) -> float:
-    """SPEC §2.1-§2.2 literally, over every KG row (slow; for worked examples only)."""
-    kg = index.kg
-    ent, rel = index.entity_labels, index.relation_labels
-
-    def toks(text: str) -> list[str]:
-        return re.findall(r"\w+", text.lower())
-
-    docs = [toks(f"{ent[kg.head[i]]} {rel[kg.relation[i]]} {ent[kg.tail[i]]}") for i in range(kg.n_rows)]
-    n = len(docs)
-    avgdl = sum(len(d) for d in docs) / n
-    terms: list[str] = []
-    for term in toks(query):
-        if term not in terms:
-            terms.append(term)
-    score = 0.0
-    doc = docs[row]
-    for term in terms:
-        df = sum(term in d for d in docs)
-        if df == 0:
-            continue
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        tf = doc.count(term)
-        score += idf * (tf * (1.5 + 1) / (tf + 1.5 * (1 - 0.75 + 0.75 * len(doc) / avgdl)))
-    return score
+    """SPEC §2.1-§2.2 over every KG row, by the slow reference (for worked examples only)."""
+    return SlowBM25(kg_documents(index.kg, index.entity_labels, index.relation_labels)).score(query, row)
 
 
 # --------------------------------------------------------------------------- §1.1 KG loading
