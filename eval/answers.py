@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import InputError, MissingDataError
-from tempbench.core.jsonl import read_jsonl
+from tempbench.core.errors import InputError
+from tempbench.core.jsonl import read_jsonl, require_file
 
 _PUNCT = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -140,9 +140,7 @@ def answers_report(rows: Sequence[Mapping[str, Any]], t_query_exposed: bool = Tr
 
 def read_predictions(path: str | Path) -> dict[Any, str]:
     """Read a predictions JSONL (``id``, ``prediction``) into ``{id: prediction}`` (SPEC §3.6)."""
-    path = Path(path)
-    if not path.exists():
-        raise MissingDataError(f"predictions file not found: {path}")
+    path = require_file(path, "predictions file")
     out: dict[Any, str] = {}
     for number, rec in read_jsonl(path, objects_only=False):
         if not isinstance(rec, dict) or "id" not in rec or "prediction" not in rec:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from eval.metric_tables import MetricBaseline, flatten_rows, metric_table_from_json, read_csv_table
-from tempbench.core.errors import InputError, MissingDataError
-from tempbench.core.jsonl import read_jsonl
+from tempbench.core.errors import InputError
+from tempbench.core.jsonl import read_jsonl, require_file
 from tempbench.core.runfile import EVIDENCE_FIELDS, ID_FIELDS, RunRecords, read_run
 
 TABLE_SUFFIXES = (".csv", ".tsv")
@@ -57,9 +57,7 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
     RunRecords or MetricBaseline
         Evidence (as :func:`~tempbench.core.runfile.read_run` reads it), or a table.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise MissingDataError(f"baselines file not found: {p}")
+    p = require_file(path, "baselines file")
     if p.suffix.lower() in TABLE_SUFFIXES:
         return read_csv_table(p)
     try:

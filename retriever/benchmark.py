@@ -23,6 +23,7 @@ the wrong type.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,11 @@ def _check_triple(path: Path, line: int, where: str, triple: Any) -> None:
     for k in TIME_KEYS:
         if k not in triple:
             raise InputError(path, line, f"{where} has no {k}", "a number")
-        if not _is_number(triple[k]):
+        if not _is_number(triple[k]) or math.isnan(triple[k]):
             raise InputError(path, line, f"{where}.{k} is {triple[k]!r}", "a number")
+    if triple["t_start"] > triple["t_end"]:
+        raise InputError(path, line, f"{where} ends before it starts (t_start {triple['t_start']!r} > t_end {triple['t_end']!r})",
+                         "t_start <= t_end")
 
 
 def validate_record(path: Path, line: int, obj: dict[str, Any]) -> None:
@@ -76,6 +80,8 @@ def validate_record(path: Path, line: int, obj: dict[str, Any]) -> None:
         value = obj[name]
         if isinstance(value, bool) or not isinstance(value, types):
             raise InputError(path, line, f"field '{name}' is {value!r}", expected)
+    if not math.isfinite(obj["t_query"]):
+        raise InputError(path, line, f"field 't_query' is {obj['t_query']!r}", "a finite number such as 1994.0")
     if obj["split"] not in SPLITS:
         raise InputError(path, line, f"unknown split {obj['split']!r}", "one of train/dev/test")
     for name in TRIPLE_LISTS:
@@ -121,10 +127,14 @@ def load_benchmark(path: str | Path, ids_path: str | Path | None = None) -> list
 
 def _merge_ids(records: list[dict[str, Any]], lines: dict[Any, int], path: Path, ids_path: Path) -> None:
     by_id = {r["id"]: r for r in records}
+    seen: dict[Any, int] = {}
     for line, obj in read_jsonl(ids_path):
         qid = obj.get("id")
         if isinstance(qid, bool) or not isinstance(qid, (str, int)):
             raise InputError(ids_path, line, f"field 'id' is {qid!r}", "a string id")
+        if qid in seen:
+            raise InputError(ids_path, line, f"duplicate question id {qid!r} (first on line {seen[qid]})", "unique ids")
+        seen[qid] = line
         if qid not in by_id:
             raise InputError(ids_path, line, f"question id {qid!r} is not in {path.name}", "the same questions as the labelled file")
         target = by_id[qid]

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tempbench.core.errors import InputError, MissingDataError
-from tempbench.core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines
+from tempbench.core.errors import InputError
+from tempbench.core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines, require_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -159,9 +159,7 @@ def load_edgelist(path: str | Path) -> KG:
         Missing column, non-integer ``ts``, empty id, ragged row, undecodable
         bytes, or no data rows; with the 1-based physical line number.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise MissingDataError(f"KG edge list not found: {path}")
+    path = require_file(path, "KG edge list")
     header = read_edgelist_header(path)
     names, columns = list(header.names), dict(header.columns)
     try:
@@ -225,9 +223,7 @@ def read_edgelist_header(path: str | Path) -> EdgelistHeader:
         neither recognised nor 4 columns (or that puts a recognised name at
         another column than its positional role).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise MissingDataError(f"KG edge list not found: {path}")
+    path = require_file(path, "KG edge list")
     names, columns = _read_header(path)
     missing = [name for name in REQUIRED if name not in columns]
     if not missing:

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import InputError, MissingDataError
-from tempbench.core.jsonl import plain_name, read_input_bytes, read_jsonl
+from tempbench.core.errors import InputError
+from tempbench.core.jsonl import plain_name, read_input_bytes, read_jsonl, require_file
 from tempbench.core.schema import ID_LABEL_PAIRS, TRIPLE_LISTS
 
 TSV_HEADER = "id\tlabel"
@@ -53,9 +53,7 @@ def load_labels(path: str | Path) -> dict[str, str]:
         A row without a tab, an empty id, the same id twice, invalid JSON or a
         non-string JSON value (with the line number where one is known).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise MissingDataError(f"labels file not found: {path}")
+    path = require_file(path, "labels file")
     try:
         text = read_input_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -157,14 +155,10 @@ def harvest_labels(labelled_jsonl: str | Path, ids_jsonl: str | Path | None = No
         ``id -> label`` in first-seen order; the first label wins on a conflict
         and ``.conflicts`` lists the other labels seen.
     """
-    labelled_path = Path(labelled_jsonl)
-    if not labelled_path.is_file():
-        raise MissingDataError(f"benchmark file not found: {labelled_path}")
+    labelled_path = require_file(labelled_jsonl, "benchmark file")
     id_records: dict[str, dict[str, Any]] = {}
     if ids_jsonl is not None:
-        ids_path = Path(ids_jsonl)
-        if not ids_path.is_file():
-            raise MissingDataError(f"benchmark id file not found: {ids_path}")
+        ids_path = require_file(ids_jsonl, "benchmark id file")
         for number, record in read_jsonl(ids_path):
             qid = record.get("id")
             if qid is None:

@@ -33,6 +33,24 @@ def plain_name(path: str | Path) -> str:
     return name[: -len(GZIP_SUFFIX)] if is_gzip(name) else name
 
 
+def require_file(path: str | Path, what: str = "file") -> Path:
+    """``path`` as a :class:`~pathlib.Path` when it is a regular file, else a clear user error.
+
+    Missing: :class:`MissingDataError`. A directory, a FIFO, a device or
+    ``/dev/stdin``: :class:`InputError` naming the path (inputs are read more
+    than once, and a pipe can be read only once).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise MissingDataError(f"{what} not found: {path}")
+    if path.is_dir():
+        raise InputError(path, None, "is a directory, not a file", f"a {what}")
+    if not path.is_file():
+        raise InputError(path, None, "is not a regular file (a pipe, a device or /dev/stdin cannot be read here)",
+                         f"a {what} on disk")
+    return path
+
+
 def open_input(path: str | Path) -> IO[bytes]:
     """Open an input file for binary reading, decompressing a ``.gz`` file on the fly."""
     return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
@@ -89,11 +107,7 @@ def read_jsonl(path: str | Path, objects_only: bool = True) -> Iterator[tuple[in
     JSON, and (with ``objects_only``) a line that is not a JSON object raise
     :class:`InputError` with the file and line.
     """
-    path = Path(path)
-    if not path.exists():
-        raise MissingDataError(f"file not found: {path}")
-    if not path.is_file():
-        raise InputError(path, None, "is a directory, not a file", "a JSONL file")
+    path = require_file(path, "JSONL file")
     for number, line in physical_lines(path):
         if not line.strip():
             continue

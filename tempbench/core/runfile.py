@@ -39,8 +39,8 @@ from typing import Any
 
 from tempbench.core.atomic import atomic_open, write_json
 from tempbench.core.digest import sha256_file
-from tempbench.core.errors import InputError, MissingDataError, RunMismatchError
-from tempbench.core.jsonl import read_jsonl
+from tempbench.core.errors import InputError, RunMismatchError
+from tempbench.core.jsonl import read_jsonl, require_file
 from tempbench.core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
 
 
@@ -248,11 +248,7 @@ def read_run(path: str | Path) -> RunRecords:
     ``cutoff_ties`` defaults to ``[]``. Every item is checked here so that a
     malformed one is reported with its file and line.
     """
-    path = Path(path)
-    if not path.exists():
-        raise MissingDataError(f"run file not found: {path}")
-    if not path.is_file():
-        raise InputError(path, None, "is a directory, not a file", "a run file (JSONL)")
+    path = require_file(path, "run file")
     rows = _records(path)
     out = RunRecords()
     out.path = path

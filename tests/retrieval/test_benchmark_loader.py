@@ -137,3 +137,37 @@ def test_load_flags(tmp_path):
 def test_id_only_benchmark_loads(tmp_path):
     recs = [record("q1", ids=True)]
     assert load_benchmark(write(tmp_path / "benchmark.jsonl", copy.deepcopy(recs))) == recs
+
+
+def _record(qid="q1", **changes):
+    triple = {"s": "a", "r": "p", "o": "b", "t_start": 1994.0, "t_end": 1994.0}
+    record = {"id": qid, "split": "test", "question": "?", "answer": "b", "t_query": 1994.0, "complexity": "1hop",
+              "operator_type": "point_in_time", "S_star": [triple], "S_dist": [triple], "S_stale": [triple]}
+    record.update(changes)
+    return record
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"t_query": float("nan")}, "field 't_query' is nan"),
+    ({"t_query": float("inf")}, "field 't_query' is inf"),
+    ({"S_star": [{"s": "a", "r": "p", "o": "b", "t_start": 1995.0, "t_end": 1994.0}]}, "ends before it starts"),
+    ({"S_dist": [{"s": "a", "r": "p", "o": "b", "t_start": float("nan"), "t_end": 1994.0}]}, r"S_dist\[0\]\.t_start is nan"),
+])
+def test_impossible_values_are_errors_naming_the_line(tmp_path, changes, expected):
+    path = tmp_path / "benchmark_labelled.jsonl"
+    path.write_text(json.dumps(_record("q0")) + "\n" + json.dumps(_record(**changes)) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=expected) as err:
+        load_benchmark(path)
+    assert err.value.line == 2
+
+
+def test_a_duplicate_id_in_benchmark_jsonl_names_the_line(tmp_path):
+    labelled = tmp_path / "benchmark_labelled.jsonl"
+    labelled.write_text(json.dumps(_record("q1")) + "\n", encoding="utf-8")
+    ids = tmp_path / "benchmark.jsonl"
+    twin = {"id": "q1", **{k: [{"s_id": "Q1", "r_id": "P1", "o_id": "Q2", "t_start": 1994.0, "t_end": 1994.0}]
+                           for k in ("S_star", "S_dist", "S_stale")}}
+    ids.write_text(json.dumps(twin) + "\n" + json.dumps(twin) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="duplicate question id 'q1' \\(first on line 1\\)") as err:
+        load_benchmark(labelled, ids)
+    assert err.value.line == 2 and err.value.path == str(ids)
