@@ -13,6 +13,7 @@ the run file and its ``.meta.json`` are written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import platform
@@ -96,10 +97,13 @@ def _compute_shard(i: int) -> int:
         stats["with_evidence"] += int(bool(record["evidence"]))
         stats["no_anchor"] += int(record["anchor"]["source"] == "none" or record["anchor"]["id"] is None)
         stats["oracle_by_label"] += int(st.oracle_by_label)
+    text = "".join(lines)
+    # the records' checksum: a resumed run recomputes a shard edited or damaged since
+    stats["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
     write_json(stats_path, stats, indent=None)
     with atomic_open(records_path, "w") as handle:
-        handle.write("".join(lines))
+        handle.write(text)
     return hi - lo
 
 
@@ -109,11 +113,10 @@ def _shard_complete(parts: Path, fingerprint: str, i: int, ids: list[Any]) -> bo
         return False
     try:
         stats = json.loads(stats_path.read_text(encoding="utf-8"))
-        with open(records_path, encoding="utf-8") as handle:
-            n_lines = sum(1 for _ in handle)
+        digest = sha256_file(records_path)
     except (OSError, ValueError):
         return False
-    return stats.get("ids") == ids and n_lines == len(ids)
+    return isinstance(stats, dict) and stats.get("ids") == ids and stats.get("sha256") == digest
 
 
 def _ignore_sigint() -> None:

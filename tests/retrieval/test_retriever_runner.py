@@ -139,3 +139,25 @@ def test_cli_config_errors_exit_2(data, tmp_path):
     )
     assert proc.returncode == 2 and "unknown config key 'hop'" in proc.stderr and "Traceback" not in proc.stderr
     assert "valid keys" in proc.stderr
+
+
+def test_an_edited_shard_is_recomputed_on_resume(data, tmp_path, small_shards, monkeypatch):
+    full, _ = _run(data, tmp_path / "a", "oracle", cfg="oracle", split="all")
+    real = runner._compute_shard
+
+    def stop_after_two(i):
+        if i >= 2:
+            raise KeyboardInterrupt
+        return real(i)
+
+    monkeypatch.setattr(runner, "_compute_shard", stop_after_two)
+    out = tmp_path / "b" / "oracle.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_to_file(load_config("oracle"), data, split="all", out_path=out, show_progress=False)
+    shards = sorted((tmp_path / "b" / "oracle.jsonl.parts").glob("*-00000.jsonl"))
+    text = shards[0].read_text(encoding="utf-8")
+    shards[0].write_text(text.replace('"score":', '"score": ', 1), encoding="utf-8")  # same lines, other bytes
+    monkeypatch.setattr(runner, "_compute_shard", real)
+    meta = runner.run_to_file(load_config("oracle"), data, split="all", out_path=out, resume=True, show_progress=False)
+    assert meta["resumed_shards"] == 1  # shard 1 reused, the edited shard 0 recomputed
+    assert out.read_bytes() == full.read_bytes()
