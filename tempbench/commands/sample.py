@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from tempbench.core.console import info, print_table
-from tempbench.core.errors import ConfigError
 from tempbench.core.layout import DEFAULT_SCALE, DEFAULT_SEED, default_sample_dir
+from tempbench.core.outputs import claim_output_dir
 from tempbench.sample import MAX_ROWS, MIN_ROWS, SCALE_NAMES, generate_sample, resolve_scale
 
 
@@ -38,14 +38,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "format and invariants as the presets; memory grows about 0.2 GB per million rows; the scale "
                            "is named rowsN in MANIFEST.json and in the default output directory")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default %(default)s); same seed, same bytes")
-    parser.add_argument("--out", metavar="DIR", help="output directory (default: the per-user sample directory)")
+    parser.add_argument("--out", metavar="DIR", help="output directory (default: the per-user sample directory): a new or empty "
+                        "folder, or a sample generated before (regenerated in place, keeping files you added)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Generate the sample and print its summary tables."""
-
     scale = resolve_scale(args.scale, args.rows)
     out = Path(args.out) if args.out else default_sample_dir(scale.name, args.seed)
+    if not args.out:
+        out.parent.mkdir(parents=True, exist_ok=True)  # the per-user cache folder is ours to create
     _check_out(out)
     start = time.perf_counter()
     generate_sample(out, scale=args.scale, seed=args.seed, rows=args.rows)
@@ -59,21 +61,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_out(out: Path) -> None:
-    """Refuse an ``--out`` that is not ours to replace.
-
-    The generator swaps in a fresh directory and deletes the old one, so an
-    existing file, or a non-empty directory that is not a generated sample (no
-    ``MANIFEST.json``; e.g. a data root holding the real TGB file), is a user
-    mistake, not something to overwrite.
-    """
-
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is an existing file; give a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / "MANIFEST.json").is_file():
-        raise ConfigError(
-            f"--out {out} is a non-empty directory that is not a generated sample (no MANIFEST.json); "
-            "it would be replaced, so give a new or empty directory"
-        )
+    """Refuse an ``--out`` that is not ours: an existing file, or a non-empty folder that is not a
+    generated sample (no ``MANIFEST.json``; e.g. a data root holding the real TGB file)."""
+    claim_output_dir(out, "data-root", create=False)
 
 
 def print_summary(manifest: dict, records: list[dict], flags: list[dict]) -> None:

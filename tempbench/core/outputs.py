@@ -84,7 +84,7 @@ def claim_output_dir(path: str | Path, kind: str, inputs: Iterable[str | Path | 
         raise ValueError(f"unknown output kind {kind!r}")
     out = Path(path)
     if out.exists() and not out.is_dir():
-        raise OutputError(out, "an existing file, not a folder; give a folder")
+        raise OutputError(out, "it is an existing file, not a folder; give a folder")
     for source in inputs:
         if source is not None and Path(source).exists() and _same(out, Path(source)):
             raise OutputError(out, f"it is an input of this command ({source})")

@@ -154,21 +154,28 @@ def write_sample(out: Path, scale: str | Scale, seed: int) -> Path:
 
 
 def _move_into_place(tmp: Path, out: Path) -> None:
-    """Rename the finished ``tmp`` directory to ``out``, replacing an older ``out``.
+    """Put the finished ``tmp`` directory in place as ``out``.
 
-    When another process finished the same sample first (``out`` appeared with
-    its manifest between our check and our rename), its copy is kept: same seed,
-    same bytes.
+    A new ``out`` is one rename. An ``out`` generated before keeps every file the
+    generator did not write (a user's notes, a ``baselines/`` folder): its
+    manifest goes first (a half-updated folder never looks complete), then each
+    generated file replaces its old copy, then the new manifest. When another
+    process finished the same sample first (``out`` appeared with its manifest
+    between our check and our rename), its copy is kept: same seed, same bytes.
     """
-    old = None
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, old)
-    try:
-        os.replace(tmp, out)
-    except OSError:
-        if not (out / "MANIFEST.json").is_file():
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    if not out.exists():
+        try:
+            os.replace(tmp, out)
+        except OSError:
+            if not (out / paths.MANIFEST).is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    (out / paths.MANIFEST).unlink(missing_ok=True)
+    for source in sorted(tmp.rglob("*")):
+        if source.is_file() and source.name != paths.MANIFEST:
+            target = out / source.relative_to(tmp)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+    os.replace(tmp / paths.MANIFEST, out / paths.MANIFEST)
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -242,7 +242,7 @@ def test_unknown_config_name(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -
         (["compare", "{good}/evidence.jsonl", "{tmp}/b.jsonl", "--benchmark", "{good}/benchmark_labelled.jsonl"], "b.jsonl"),
         (["labels", "--benchmark", "{tmp}/nope.jsonl", "--out", "{tmp}/l.tsv"], "nope.jsonl"),
         (["build-benchmark", "--kg", "{tmp}/nope.csv", "--out", "{tmp}/o"], "nope.csv"),
-        (["sample", "--scale", "tiny", "--out", "{tmp}/precious"], "not a generated sample"),
+        (["sample", "--scale", "tiny", "--out", "{tmp}/precious"], "holds files tempbench did not write"),
         (["sample", "--scale", "tiny", "--out", "{tmp}/precious/tkgl-smallpedia_edgelist.csv"], "is an existing file"),
         (["build-benchmark", "--kg", "{good}/kg.csv", "--out", "{tmp}/o", "--target-n", "0"], "--target-n"),
         (["run", "--config", "oracle", "--kg", "{tmp}/nope.csv", "--benchmark", "{good}/benchmark_labelled.jsonl",

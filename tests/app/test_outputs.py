@@ -110,3 +110,17 @@ def test_outputs_get_the_users_umask(data, tmp_path, capsys):
         os.umask(old)
     assert (run.stat().st_mode & 0o777) == 0o640
     capsys.readouterr()
+
+
+def test_regenerating_a_sample_keeps_the_users_files(tmp_path, capsys):
+    out = tmp_path / "sample"
+    assert main(["sample", "--scale", "tiny", "--seed", "3", "--out", str(out)]) == 0
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")
+    (out / "baselines").mkdir()
+    (out / "baselines" / "b.jsonl").write_text("{}\n", encoding="utf-8")
+    kg = (out / "tkgl-smallpedia_edgelist.csv").read_bytes()
+    assert main(["sample", "--scale", "tiny", "--seed", "3", "--out", str(out)]) == 0
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine\n" and (out / "baselines" / "b.jsonl").is_file()
+    assert (out / "tkgl-smallpedia_edgelist.csv").read_bytes() == kg and (out / "MANIFEST.json").is_file()
+    assert not list(tmp_path.glob(".sample*"))  # no temporary folder left behind
+    capsys.readouterr()

@@ -167,12 +167,14 @@ def test_linker_finds_gold_anchor_for_most_but_not_all(small_sample: Path) -> No
     assert 0.5 <= hit / len(recs) <= 0.75
 
 
-def test_regenerating_replaces_atomically(tmp_path: Path) -> None:
+def test_regenerating_keeps_files_the_generator_did_not_write(tmp_path: Path) -> None:
     out = tmp_path / "data"
     generate_sample(out, "tiny", 3)
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     (out / "stray.txt").write_text("x")
     generate_sample(out, "tiny", 3)
-    assert not (out / "stray.txt").exists()
+    assert (out / "stray.txt").read_text() == "x"  # issue 12: never destroy what the user put there
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "stray.txt"} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
 
 
