@@ -32,6 +32,12 @@ Options (SPEC §2.4 asks for both):
 Speed: no Python loop over a node's rows. Per-entity row arrays (CSR, CSV
 order) are truncated to what can matter (a node's first ``C[h] + |seen_rows|``
 eligible rows contain its first ``C[h]`` unseen ones) and merged with numpy.
+
+Counterfactual pools (SPEC §7, loss attribution): :meth:`BFS.expand_uncapped`
+is the same BFS with every cap removed (no cap value stands for "infinite"),
+and the filter on or off at will; :meth:`BFS.reach` returns only the entities
+whose incident rows make up that pool, which answers "is this row in the
+uncapped pool?" without gathering the last hop's rows.
 """
 
 from __future__ import annotations
@@ -58,11 +64,17 @@ class Expansion:
         pool order: the candidates of SPEC §2.5.
     hop_sizes:
         Number of rows each hop added to the pool.
+    eligible:
+        Only when asked for (``expand(..., count_eligible=True)``): the number
+        of rows each hop could have added (incident to its frontier, unseen,
+        passing the filter) before its cap; a hop's cap was hit when this is
+        larger than its ``hop_sizes`` entry. Empty otherwise.
     """
 
     pool: np.ndarray
     rows: np.ndarray
     hop_sizes: tuple[int, ...]
+    eligible: tuple[int, ...] = ()
 
 
 def triple_ids(head: np.ndarray, relation: np.ndarray, tail: np.ndarray) -> np.ndarray:
@@ -143,10 +155,14 @@ class BFS:
         self.unique = cap_counts == "unique_triples"
         self.tid = tids if tids is not None else triple_ids(self.head, np.asarray(kg.relation, dtype=np.int64), self.tail)
 
-    def _ranges(self, frontier: np.ndarray, year: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Eligible rows of each frontier node as slices ``values[starts[i]:stops[i]]`` (ascending)."""
+    def _ranges(self, frontier: np.ndarray, year: int | None,
+                temporal_filter: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Eligible rows of each frontier node as slices ``values[starts[i]:stops[i]]`` (ascending).
+
+        ``temporal_filter=None`` uses the configured filter.
+        """
         inc = self.incidence
-        if not self.temporal_filter:
+        if not (self.temporal_filter if temporal_filter is None else temporal_filter):
             return inc.rows, inc.indptr[frontier], inc.indptr[frontier + 1]
         offset = None if year is None else year - inc.min_year
         if offset is None or not 0 <= offset < inc.span:
@@ -202,8 +218,28 @@ class BFS:
                     return exact
             limit *= 2
 
-    def expand(self, anchor: int | None, t_query: float) -> Expansion:
-        """Build the candidate pool of one question (SPEC §2.4)."""
+    def _count_eligible(self, frontier: np.ndarray, values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
+                        seen: np.ndarray) -> int:
+        """Distinct rows incident to ``frontier`` that pass the filter and are not in ``seen`` (no sort).
+
+        A row incident to two frontier nodes is listed once under each (a
+        self-loop once in all); a seen row that is incident to the frontier
+        passed the same filter, so it is among the listed rows.
+        """
+        rows = _gather(values, starts, stops)
+        in_frontier = np.zeros(self.n_entities, dtype=bool)
+        in_frontier[frontier] = True
+        h, t = self.head[rows], self.tail[rows]
+        twice = int(np.count_nonzero(in_frontier[h] & in_frontier[t] & (h != t)))
+        touched = int(np.count_nonzero(in_frontier[self.head[seen]] | in_frontier[self.tail[seen]])) if len(seen) else 0
+        return len(rows) - twice // 2 - touched
+
+    def expand(self, anchor: int | None, t_query: float, count_eligible: bool = False) -> Expansion:
+        """Build the candidate pool of one question (SPEC §2.4).
+
+        ``count_eligible=True`` also counts, per hop, the rows the hop could have
+        taken before its cap (:attr:`Expansion.eligible`); the pool is the same.
+        """
         if anchor is None:
             return Expansion(_EMPTY, _EMPTY, ())
         year = whole_year(t_query) if self.temporal_filter else None
@@ -214,6 +250,7 @@ class BFS:
         pool_tids = _EMPTY
         parts: list[np.ndarray] = []
         sizes: list[int] = []
+        eligible: list[int] = []
         for h in range(self.hops):
             cap = self.caps[h]
             values, starts, stops = self._ranges(frontier, year)
@@ -226,9 +263,16 @@ class BFS:
                 cand = self._select(values, starts, stops, cap, seen, pool_tids)
             parts.append(cand)
             sizes.append(len(cand))
+            if count_eligible:
+                if not self.per_node and not self.unique and len(cand) < cap:
+                    eligible.append(len(cand))  # under the cap: the hop took every eligible row
+                else:
+                    eligible.append(self._count_eligible(frontier, values, starts, stops, seen))
             if len(cand) == 0:
                 # empty hop: nothing new, and no frontier for later hops
                 sizes.extend([0] * (self.hops - h - 1))
+                if count_eligible:
+                    eligible.extend([0] * (self.hops - h - 1))
                 break
             if h == self.hops - 1:
                 break  # the last hop's seen rows and frontier are never read
@@ -239,7 +283,82 @@ class BFS:
             frontier = ends[~visited[ends]]
             visited[frontier] = True
         pool = np.concatenate(parts) if parts else _EMPTY
-        return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes))
+        return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(eligible))
+
+    def _levels(self, anchor: int, t_query: float, temporal_filter: bool | None, gather_last: bool):
+        """The hops of the BFS from ``anchor`` without caps: yields ``(frontier, rows)`` per hop.
+
+        Without caps, hop ``h`` takes every row incident to its frontier that
+        passes the filter and is not already in the pool; its frontier is the
+        entities first reached by the previous hop (BFS distance ``h - 1`` in the
+        graph of the rows passing the filter). ``rows`` are all rows incident
+        to the frontier that pass the filter (seen or not), ascending; for the
+        last hop they are ``None`` unless ``gather_last``. Stops early when
+        nothing new is reached.
+        """
+        on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
+        year = whole_year(t_query) if on else None
+        visited = np.zeros(self.n_entities, dtype=bool)
+        visited[anchor] = True
+        frontier = np.array([anchor], dtype=np.int64)
+        for h in range(self.hops):
+            last = h == self.hops - 1
+            if last and not gather_last:
+                yield frontier, None
+                return
+            values, starts, stops = self._ranges(frontier, year, on)
+            rows = _gather(values, starts, stops)
+            if len(frontier) > 1:
+                rows = _sorted_unique(rows)
+            yield frontier, rows
+            if last or len(rows) == 0:
+                return
+            ends = _sorted_unique(np.concatenate((self.head[rows], self.tail[rows])))
+            frontier = ends[~visited[ends]]
+            if len(frontier) == 0:
+                return
+            visited[frontier] = True
+
+    def reach(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None) -> np.ndarray:
+        """Sorted entities at BFS distance below ``hops`` from ``anchor`` (SPEC §2.4's graph; SPEC §7).
+
+        These are the frontiers of every hop of :meth:`expand_uncapped`, so a
+        row is in the uncapped pool exactly when it passes the filter and its
+        head or tail is one of them. The rows of the last hop are never
+        gathered, which keeps a hub at the edge of the ball cheap.
+
+        Parameters
+        ----------
+        anchor:
+            Entity index (``None``: no anchor, nothing is reached).
+        t_query:
+            The question's query time.
+        temporal_filter:
+            ``None`` for the configured filter, else on (``True``) or off.
+        """
+        if anchor is None:
+            return _EMPTY
+        frontiers = [f for f, _rows in self._levels(anchor, t_query, temporal_filter, gather_last=False)]
+        return np.sort(np.concatenate(frontiers))
+
+    def expand_uncapped(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None) -> Expansion:
+        """SPEC §2.4's BFS with every cap removed, with the configured or a given filter (SPEC §7).
+
+        Each hop takes every eligible row (incident to its frontier, unseen,
+        passing the filter), in edge-id order; the pool is then deduplicated
+        on ``(s, r, o)`` as usual. ``eligible`` equals ``hop_sizes``.
+        """
+        if anchor is None:
+            return Expansion(_EMPTY, _EMPTY, (), ())
+        parts: list[np.ndarray] = []
+        seen = _EMPTY
+        for _frontier, rows in self._levels(anchor, t_query, temporal_filter, gather_last=True):
+            new = rows[~_in_sorted(rows, seen)] if len(seen) else rows
+            parts.append(new)
+            seen = _sorted_unique(np.concatenate((seen, new)))
+        sizes = [len(p) for p in parts] + [0] * (self.hops - len(parts))
+        pool = np.concatenate(parts) if parts else _EMPTY
+        return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(sizes))
 
 
 def _gather(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:

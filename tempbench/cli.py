@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export-trec": ("tempbench.commands.export_trec", "write runs as TREC run files with stable document ids, plus one shared qrels file"),
     "audit": ("tempbench.commands.audit", "recompute the dataset card's claims from data (SPEC §4)"),
     "diff": ("tempbench.commands.diff", "diff a run against published baselines or another run (SPEC §6.3)"),
+    "explain": ("tempbench.commands.explain", "attribute every gold hop of a run to the stage that loses it (SPEC §7)"),
+    "show": ("tempbench.commands.show", "one question at a glance: gold chain with stages, anchor, pool, ranked evidence"),
 }
 
 

@@ -6,7 +6,9 @@ Writes into ``out``::
     scores/<config>.json                           SPEC §6.2
     audit.json                                     SPEC §4
     diff/<baseline>.json                           SPEC §6.3 (when DATA/baselines/ exists)
+    explain/<config>.json                          SPEC §7 (where each gold hop is lost)
     report.md, plots/*.png
+    report.html                                    report.md plus the question browser, self-contained
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import load_baseline
 from eval.diff import compare
+from eval.explain import Explainer, attribute_run, attribution_json
+from eval.report.html import browser_data, write_html
 from eval.report.markdown import write_report
 from eval.scoring import score_run
-from retriever import load_benchmark, load_config, load_flags, run_to_file
-from tempbench.core.atomic import write_json
+from retriever import load_benchmark, load_config, load_flags, load_index, run_to_file
+from tempbench.core.atomic import write_json, write_text
 from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, TempbenchError
-from tempbench.core.layout import DataPaths
+from tempbench.core.layout import DataPaths, default_index_cache
+from tempbench.core.progress import progress
 from tempbench.core.runfile import read_run
 from tempbench.core.schema import SHIPPED_CONFIGS
 
@@ -127,7 +132,24 @@ def reproduce(
         diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
         timings["diff"] = time.perf_counter() - t0
 
+    # Loss attribution (SPEC §7): every configuration's run, on the index it was made on.
     t0 = time.perf_counter()
-    write_report(out, scores, audit_rows, diffs, description or {})
+    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark,
+                       cache_dir=Path(cache_dir) if cache_dir is not None else default_index_cache())
+    explainers = {name: Explainer(index, load_config(name)) for name in runs}
+    attribution: dict[str, dict[str, Any]] = {}
+    for name, explainer in explainers.items():
+        result = attribute_run(explainer, runs[name], questions)
+        write_text(out / "explain" / f"{name}.json", attribution_json(result))
+        attribution[name] = result["summary"]
+    timings["explain"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution)
     timings["report"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    data_blob = browser_data(questions, runs, explainers,
+                             progress=lambda items, total, what: progress(items, total=total, description=what))
+    write_html(out, report.read_text(encoding="utf-8"), data_blob)
+    timings["report.html"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.audit.format import verdict_counts
+from eval.explain import STAGE_HELP, STAGES
 from eval.measures import RANK_MEASURES
 from eval.report.plots import TIE_METRICS, write_plots
 from eval.report.tables import audit_table, fmt, headline_rows, md_table, ordered, slice_rows
@@ -21,12 +22,42 @@ from tempbench.core.atomic import write_text
 REPORT_RANK_MEASURES = tuple(m for m in RANK_MEASURES if not (m.family == "ndcg" and m.cutoff < 10))
 
 
+def attribution_lines(attribution: Mapping[str, Mapping[str, Any]], plots: Mapping[str, Path]) -> list[str]:
+    """The report section "where the gold evidence is lost" (SPEC §7) as Markdown lines.
+
+    ``attribution`` maps a configuration to the ``summary`` of
+    :func:`eval.explain.attribute_run`.
+    """
+    names = [n for n in ordered(attribution) if attribution[n].get("n_hops")]
+    if not names:
+        return []
+    lines = ["## Where the gold evidence is lost (SPEC §7)", "",
+             "Every distinct gold hop of every question is attributed to the first stage below that applies; the "
+             "tables give the share of gold hops at each stage. The `retrieved` hops are the distinct gold triples "
+             "the TRP/CCR scorer counts as hits. Per question: `explain/<config>.json`, `tempbench show QID`, and "
+             "the question browser of `report.html`.", "",
+             md_table(["stage", "the gold hop ..."], [[f"`{s}`", STAGE_HELP[s]] for s in STAGES]), ""]
+    rows = [[name, attribution[name]["n_hops"], *(attribution[name]["shares"][s] for s in STAGES)] for name in names]
+    lines += [md_table(["config", "gold hops", *STAGES], rows), ""]
+    slice_rows_ = []
+    for name in names:
+        for value, g in (attribution[name].get("by_complexity") or {}).items():
+            slice_rows_.append([name, value, g["n_hops"], *(g["shares"][s] for s in STAGES)])
+    if slice_rows_:
+        lines += ["By complexity (share of the slice's gold hops):", "",
+                  md_table(["config", "complexity", "gold hops", *STAGES], slice_rows_), ""]
+    if "attribution" in plots:
+        lines += ["![where the gold evidence is lost](plots/attribution.png)", ""]
+    return lines
+
+
 def write_report(
     out_dir: str | Path,
     scores: Mapping[str, Mapping[str, Any]],
     audit_rows: Sequence[Mapping[str, Any]] = (),
     diffs: Mapping[str, Mapping[str, Any]] | None = None,
     meta: Mapping[str, Any] | None = None,
+    attribution: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     """Write ``plots/*.png`` and ``report.md`` into ``out_dir``; returns the report path.
 
@@ -41,9 +72,12 @@ def write_report(
         rows and ``config``).
     meta:
         Free ``key -> value`` facts printed at the top (data root, split, timings).
+    attribution:
+        Configuration -> loss-attribution summary (SPEC §7,
+        :func:`eval.explain.attribute_run`); adds its section and plot.
     """
     out = Path(out_dir)
-    plots = write_plots(scores, out / "plots")
+    plots = write_plots(scores, out / "plots", attribution=attribution)
     lines: list[str] = ["# TempBench reproduction report", ""]
     for key, value in (meta or {}).items():
         lines.append(f"- **{key}**: {value}")
@@ -91,6 +125,7 @@ def write_report(
                   "Every metric at every depth is in `scores/<config>.json` under `ties`.", "",
                   md_table(["config", "metric", "observed", "expected", "min", "max", "bias"], tie_rows), ""]
         image("ties", "tie-aware ranges")
+    lines += attribution_lines(attribution or {}, plots)
     if audit_rows:
         counts = verdict_counts(audit_rows)
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

@@ -8,6 +8,10 @@
 ``ties.png``
     Tie-aware ranges (SPEC §3.5): observed value, expected value and the
     [min, max] over tie orderings as error bars, per metric and configuration.
+``attribution.png``
+    Where the gold evidence is lost (SPEC §7): for each configuration, the
+    share of gold hops at each stage, overall and per complexity, as stacked
+    bars (only when the attribution is given).
 """
 
 from __future__ import annotations
@@ -18,13 +22,20 @@ from typing import Any
 
 import numpy as np
 
+from eval.explain import STAGES
 from eval.measures import Measure
 from eval.report.tables import ordered, slice_values
 from tempbench.core.atomic import atomic_open
 
 #: The metrics of the tie plot and table (SPEC §3.5).
 TIE_METRICS = ("TRP", "CCR", *(m.name for m in (Measure("recall", 1), Measure("recall", 5), Measure("ndcg", 10), Measure("mrr"))))
-PLOTS = ("by_complexity", "by_operator", "filtered_vs_stale_blind", "ties")
+PLOTS = ("by_complexity", "by_operator", "filtered_vs_stale_blind", "ties", "attribution")
+#: One colour per SPEC §7 stage (green: retrieved; warm: lost before the pool; blue/grey: lost in ranking).
+STAGE_COLOURS = {
+    "retrieved": "#2e7d32", "wrong_time": "#9e9d24", "no_anchor": "#4a148c", "not_in_kg": "#795548",
+    "wrong_anchor": "#ec407a", "unreachable": "#e65100", "filtered": "#f9a825", "capped": "#c62828",
+    "tie_cut": "#1565c0", "outranked": "#78909c",
+}
 
 
 def _save(fig: Any, path: Path) -> None:
@@ -139,8 +150,49 @@ def plot_ties(scores: Mapping[str, Mapping[str, Any]], path: Path, metrics: Sequ
     return True
 
 
-def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path) -> dict[str, Path]:
-    """Draw every plot that the scores allow; returns ``name -> path`` of those written."""
+def plot_attribution(attribution: Mapping[str, Mapping[str, Any]], path: Path, field: str = "complexity") -> bool:
+    """Stacked bars "where the gold evidence is lost" (SPEC §7): one panel per configuration.
+
+    ``attribution`` maps a configuration to the ``summary`` of
+    :func:`eval.explain.attribute_run`; each panel has a bar for all hops and
+    one per slice of ``field``, stacked by stage share.
+    """
+    names = [n for n in ordered(attribution) if (attribution[n] or {}).get("n_hops")]
+    if not names:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stages = list(STAGES)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names) + 2.2, 4.2), sharey=True,
+                             constrained_layout=True, squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        summary = attribution[name]
+        groups = {"all": summary, **(summary.get(f"by_{field}") or {})}
+        x = np.arange(len(groups))
+        bottom = np.zeros(len(groups))
+        for stage in stages:
+            vals = np.array([(g.get("shares") or {}).get(stage) or 0.0 for g in groups.values()])
+            ax.bar(x, vals, 0.7, bottom=bottom, color=STAGE_COLOURS[stage], label=stage)
+            bottom += vals
+        ax.set_xticks(x)
+        ax.set_xticklabels(list(groups), rotation=20 if len(groups) > 4 else 0)
+        ax.set_ylim(0, 1.0)
+        ax.set_title(name)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("share of gold hops")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    axes[0][-1].legend(handles[::-1], labels[::-1], fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle("Where the gold evidence is lost (SPEC §7)")
+    _save(fig, path)
+    return True
+
+
+def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path,
+                attribution: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Path]:
+    """Draw every plot that the scores (and the attribution, when given) allow; returns ``name -> path``."""
     plots_dir = Path(plots_dir)
     written: dict[str, Path] = {}
     jobs = {
@@ -148,6 +200,7 @@ def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path) -> dic
         "by_operator": lambda p: plot_by_slice(scores, "operator", p),
         "filtered_vs_stale_blind": lambda p: plot_filtered_vs_blind(scores, p),
         "ties": lambda p: plot_ties(scores, p),
+        "attribution": lambda p: bool(attribution) and plot_attribution(attribution, p),
     }
     for name, job in jobs.items():
         path = plots_dir / f"{name}.png"

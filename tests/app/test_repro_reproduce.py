@@ -48,7 +48,8 @@ def test_report_links_every_plot_and_every_link_resolves(fresh_reproduce):
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
     pngs = sorted(p.relative_to(out).as_posix() for p in (out / "plots").glob("*.png"))
     assert sorted(links) == pngs
-    assert set(pngs) == {f"plots/{n}.png" for n in ("by_complexity", "by_operator", "filtered_vs_stale_blind", "ties")}
+    assert set(pngs) == {f"plots/{n}.png" for n in ("by_complexity", "by_operator", "filtered_vs_stale_blind", "ties",
+                                                     "attribution")}
     for png in pngs:
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for heading in ("## Headline", "## By complexity", "## By operator", "## Tie-aware", "## Audit"):

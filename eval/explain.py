@@ -1,0 +1,644 @@
+"""Loss attribution: where each gold hop is lost (SPEC §7).
+
+For one question of a run, the *gold hops* are the distinct ``(s, r, o)`` of
+``S_star`` in ``S_star`` order, keyed on ids when every ``S_star`` triple
+carries them (the question itself or, merged by
+:func:`retriever.load_benchmark`, its ``benchmark.jsonl`` twin), else on
+labels. Each hop gets the first stage of :data:`STAGES` that applies:
+
+============== ================================================================
+``retrieved``  in the evidence with a window valid at ``t_query``
+``wrong_time`` in the evidence, only at times invalid at ``t_query``
+``no_anchor``  the run resolved no anchor (or one that is not a KG entity)
+``not_in_kg``  no KG row of the hop is valid at ``t_query``
+``wrong_anchor`` the anchor is not the gold first-hop subject (SPEC §2.3 oracle
+               resolution) and no valid row is in BFS(anchor, hops, no caps,
+               no filter)
+``unreachable`` the anchor is right and no valid row is in that pool
+``filtered``   a valid row is in that pool, none in BFS(anchor, hops, no caps,
+               the run's filter)
+``capped``     a valid row is in that uncapped pool, none in the run's own pool
+``tie_cut``    its ``(s, r, o)`` is among the run's ``cutoff_ties``
+``outranked``  otherwise: a candidate ranked below ``k``
+============== ================================================================
+
+The pools are the run's own BFS (SPEC §2.4, same anchor, same hops) computed
+by the retriever: :meth:`retriever.BFS.reach` for the uncapped pools (a valid
+row is in an uncapped pool exactly when one of its endpoints is reached within
+``hops - 1`` steps, since valid rows pass the filter) and
+:meth:`retriever.BFS.expand` for the run's pool. They are computed lazily, the
+cheapest first, only for hops that need them.
+
+Evidence is matched to the gold with :mod:`eval.keyspace`, so the
+``retrieved`` hops of a question are exactly the distinct gold triples that
+the published scorer counts as hits (:mod:`eval.trp_ccr`), and CCR is 1 exactly
+when every hop is ``retrieved``.
+
+Decisions (SPEC §7 is silent):
+
+- the run's anchor is the record's ``anchor.id`` resolved to a KG entity; a
+  record without an ``anchor`` field (a baselines file) gets the anchor the
+  configuration's rule gives; an anchor id that is not a KG entity counts as
+  ``no_anchor`` (its pool is empty);
+- "in a pool" means among the pool's rows before the ``(s, r, o)``
+  deduplication (SPEC §2.4's ``pool``): with the filter off, a hop whose valid
+  row is in the run's pool is not ``capped`` even when the deduplication kept
+  an earlier, invalid time-version of it (that candidate then shows up as
+  ``wrong_time``, ``tie_cut`` or ``outranked``);
+- a KG row is valid when ``t_start <= t_query <= t_end`` with
+  ``t_start = t_end = ts`` (SPEC §1.1), the rule of
+  :func:`tempbench.core.schema.valid_at`;
+- label-keyed hops match every KG row whose rendered labels equal the hop's
+  (homonyms included); evidence that carries only labels while the hop is
+  keyed on ids is matched through the hop's labels.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eval.keyspace import GoldTriple, Resolved, resolve_question
+from eval.negatives import differing_triples
+from eval.trp_ccr import is_hit
+from retriever import Retriever, from_mapping
+from tempbench.core.errors import ConfigError, RunMismatchError
+from tempbench.core.runfile import meta_path, read_meta
+from tempbench.core.schema import ID_KEYS, LABEL_KEYS, format_span, valid_at
+
+#: The stages of SPEC §7, in the order they are tested.
+STAGES: tuple[str, ...] = (
+    "retrieved",
+    "wrong_time",
+    "no_anchor",
+    "not_in_kg",
+    "wrong_anchor",
+    "unreachable",
+    "filtered",
+    "capped",
+    "tie_cut",
+    "outranked",
+)
+#: One line per stage, for legends and ``--help``.
+STAGE_HELP: dict[str, str] = {
+    "retrieved": "in the evidence, valid at t_query",
+    "wrong_time": "in the evidence, only at invalid times",
+    "no_anchor": "the run resolved no anchor",
+    "not_in_kg": "no KG row valid at t_query",
+    "wrong_anchor": "wrong anchor; not even in the uncapped, unfiltered pool",
+    "unreachable": "right anchor; not in the uncapped, unfiltered pool",
+    "filtered": "in the unfiltered pool, removed by the temporal filter",
+    "capped": "in the uncapped pool, cut by the per-hop caps",
+    "tie_cut": "among the cut-off ties",
+    "outranked": "a candidate ranked below k",
+}
+#: The slices of the summary (SPEC §7 terminal table), as ``(summary key, question field)``.
+SLICES: tuple[tuple[str, str], ...] = (("complexity", "complexity"), ("operator", "operator_type"))
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class Hop:
+    """One distinct gold hop of a question and how it fared.
+
+    Attributes
+    ----------
+    position:
+        0-based index in ``S_star`` of its first occurrence.
+    space:
+        ``"id"`` or ``"label"``: the space it is keyed on.
+    key:
+        Its ``(s, r, o)`` in that space.
+    triple:
+        The first ``S_star`` triple with that key (both spaces when carried).
+    stage:
+        One of :data:`STAGES`.
+    valid_rows:
+        KG rows of the hop valid at ``t_query`` (edge ids), when looked up.
+    """
+
+    position: int
+    space: str
+    key: tuple[Any, Any, Any]
+    triple: GoldTriple
+    stage: str = ""
+    valid_rows: np.ndarray | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Explanation:
+    """The attribution of one question (SPEC §7)."""
+
+    qid: Any
+    hops: list[Hop]
+    anchor: int | None
+    gold_subject: int | None
+    resolved: Resolved
+
+    @property
+    def stages(self) -> list[str]:
+        """The stage of each hop, in hop order."""
+        return [h.stage for h in self.hops]
+
+
+def hop_space(gold: Sequence[GoldTriple]) -> str:
+    """The space gold hops are keyed on (SPEC §7): ids when every ``S_star`` triple carries them, else labels."""
+    return "id" if gold and all("id" in g.keys for g in gold) else "label"
+
+
+def gold_hops(gold: Sequence[GoldTriple]) -> list[Hop]:
+    """The distinct gold hops of a parsed ``S_star``, in ``S_star`` order (SPEC §7)."""
+    space = hop_space(gold)
+    hops: list[Hop] = []
+    seen: set[tuple[Any, Any, Any]] = set()
+    for j, g in enumerate(gold):
+        key = g.keys[space]
+        if key not in seen:
+            seen.add(key)
+            hops.append(Hop(j, space, key, g))
+    return hops
+
+
+class Explainer:
+    """Attributes the gold hops of a configuration's run records (SPEC §7).
+
+    Parameters
+    ----------
+    index:
+        The :class:`retriever.KGIndex` the run was made on.
+    config:
+        The run's :class:`retriever.RetrieverConfig` (anchor rule, hops, caps,
+        filter, ``cap_scope``/``cap_counts``).
+    """
+
+    def __init__(self, index: Any, config: Any) -> None:
+        self.index = index
+        self.config = config
+        self.retriever = Retriever(index, config)
+        self.bfs = self.retriever.bfs
+        kg = index.kg
+        self.head = np.asarray(kg.head, dtype=np.int64)
+        self.tail = np.asarray(kg.tail, dtype=np.int64)
+        self.relation = np.asarray(kg.relation, dtype=np.int64)
+        self.year = np.asarray(kg.year)
+        self.entity_index = kg.entity_index
+        self.relation_index = kg.relation_index
+        self._entities_by_label: dict[str, np.ndarray] | None = None
+        self._relations_by_label: dict[str, np.ndarray] | None = None
+
+    # -- the hop's KG rows ----------------------------------------------------------
+    def _by_label(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        if self._entities_by_label is None:
+            ents: dict[str, list[int]] = {}
+            for i, label in enumerate(self.index.entity_labels):
+                ents.setdefault(label, []).append(i)
+            rels: dict[str, list[int]] = {}
+            for i, label in enumerate(self.index.relation_labels):
+                rels.setdefault(label, []).append(i)
+            self._entities_by_label = {k: np.array(v, dtype=np.int64) for k, v in ents.items()}
+            self._relations_by_label = {k: np.array(v, dtype=np.int64) for k, v in rels.items()}
+        return self._entities_by_label, self._relations_by_label  # type: ignore[return-value]
+
+    def _members(self, space: str, key: tuple[Any, Any, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """KG entity ids of the subject and object and relation ids the hop's key can stand for."""
+        if space == "id":
+            s = self.entity_index.get(str(key[0]))
+            r = self.relation_index.get(str(key[1]))
+            o = self.entity_index.get(str(key[2]))
+            if s is None or r is None or o is None:
+                return _EMPTY, _EMPTY, _EMPTY
+            return np.array([s]), np.array([r]), np.array([o])
+        ents, rels = self._by_label()
+        return ents.get(str(key[0]), _EMPTY), rels.get(str(key[1]), _EMPTY), ents.get(str(key[2]), _EMPTY)
+
+    def valid_rows(self, hop: Hop, t_query: float) -> np.ndarray:
+        """KG rows of ``hop`` valid at ``t_query`` (ascending edge ids).
+
+        Rows are looked up through the subject's ``(entity, year)`` incidence: a
+        point-in-time row can only be valid in the year ``t_query`` names.
+        """
+        subjects, relations, objects = self._members(hop.space, hop.key)
+        if not len(subjects) or not len(relations) or not len(objects):
+            return _EMPTY
+        inc = self.index.incidence
+        parts = [inc.rows_at(int(e), t_query) for e in subjects]
+        rows = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        if not len(rows):
+            return _EMPTY
+        keep = _member(self.head[rows], subjects) & _member(self.relation[rows], relations) & _member(self.tail[rows], objects)
+        rows = rows[keep]
+        years = self.year[rows].astype(float)
+        rows = rows[valid_at(years, years, float(t_query))]
+        return np.unique(rows)
+
+    # -- anchors ----------------------------------------------------------------------
+    def run_anchor(self, question: Mapping[str, Any], record: Mapping[str, Any]) -> int | None:
+        """The KG entity the run expanded from (see the module's decisions)."""
+        anchor = record.get("anchor")
+        if not isinstance(anchor, Mapping):
+            return self.retriever.anchor(dict(question)).index
+        aid = anchor.get("id")
+        if aid is None or anchor.get("source") == "none":
+            return None
+        return self.entity_index.get(str(aid))
+
+    def gold_subject(self, question: Mapping[str, Any]) -> int | None:
+        """The gold first-hop subject under SPEC §2.3's oracle resolution (``None`` when unresolved)."""
+        return self.retriever.oracle(dict(question)).index
+
+    # -- the attribution -----------------------------------------------------------------
+    def explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool = False) -> Explanation:
+        """Attribute every gold hop of one question (SPEC §7).
+
+        Parameters
+        ----------
+        question:
+            The benchmark record (id spaces merged).
+        record:
+            The run record: ``evidence``, ``cutoff_ties``, ``anchor``.
+        facts:
+            Also record, per hop, what each test found (for ``tempbench show``);
+            this computes every pool instead of stopping at the first stage.
+        """
+        res = resolve_question(question, record.get("evidence") or [], key="auto", extra=record.get("cutoff_ties") or [])
+        tq = res.tq
+        hops = gold_hops(res.gold)
+        # hop -> gold class of the resolved evidence (one to one when both use the hop's space)
+        class_of = {keys[res.gold_space]: c for c, keys in enumerate(res.class_keys) if res.gold_space in keys}
+        cls = [class_of.get(h.triple.keys.get(res.gold_space), -1) for h in hops]
+        in_evidence, hit, tied = set(), set(), set()
+        for it in res.items:
+            if it.cls >= 0:
+                in_evidence.add(it.cls)
+                if is_hit(it, tq):
+                    hit.add(it.cls)
+        for it in res.extra:
+            if it.cls >= 0:
+                tied.add(it.cls)
+
+        explanation = Explanation(res.qid, hops, None, None, res)
+        pending: list[int] = []
+        for i, hop in enumerate(hops):
+            c = cls[i]
+            if facts:
+                hop.facts.update(in_evidence=c in in_evidence, valid_in_evidence=c in hit, in_cutoff_ties=c in tied)
+            if c in hit:
+                hop.stage = "retrieved"
+            elif c in in_evidence:
+                hop.stage = "wrong_time"
+            else:
+                pending.append(i)
+        if facts:
+            pending = list(range(len(hops)))
+        if not pending:
+            return explanation
+
+        anchor = self.run_anchor(question, record)
+        explanation.anchor = anchor
+        gold = self.gold_subject(question)
+        explanation.gold_subject = gold
+        pools = _Pools(self.bfs, anchor, tq)
+        for i in pending:
+            hop = hops[i]
+            rows = self.valid_rows(hop, tq)
+            hop.valid_rows = rows
+            if facts:
+                hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, self.head, self.tail))
+            if hop.stage:
+                continue
+            if anchor is None:
+                hop.stage = "no_anchor"
+            elif not len(rows):
+                hop.stage = "not_in_kg"
+            elif not pools.in_uncapped(rows, self.head, self.tail, filtered=None):
+                # not in the uncapped pool with the run's filter: is it even in the unfiltered one?
+                if not pools.in_uncapped(rows, self.head, self.tail, filtered=False):
+                    hop.stage = "wrong_anchor" if anchor != gold else "unreachable"
+                else:
+                    hop.stage = "filtered"
+            elif not pools.in_run_pool(rows):
+                hop.stage = "capped"
+            elif cls[i] in tied:
+                hop.stage = "tie_cut"
+            else:
+                hop.stage = "outranked"
+        return explanation
+
+
+class _Pools:
+    """The counterfactual pools of one question, each computed at most once, when first needed."""
+
+    def __init__(self, bfs: Any, anchor: int | None, t_query: float) -> None:
+        self.bfs = bfs
+        self.anchor = anchor
+        self.t_query = t_query
+        self._reach: dict[bool | None, np.ndarray] = {}
+        self._run: np.ndarray | None = None
+
+    def reach(self, filtered: bool | None) -> np.ndarray:
+        # the unfiltered pool of a run without filter is its own uncapped pool
+        key = None if filtered is None or filtered == self.bfs.temporal_filter else filtered
+        if key not in self._reach:
+            self._reach[key] = self.bfs.reach(self.anchor, self.t_query, temporal_filter=key)
+        return self._reach[key]
+
+    def in_uncapped(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, filtered: bool | None) -> bool:
+        """Whether a valid row is in BFS(anchor, hops, no caps, filter): an endpoint within ``hops - 1`` steps.
+
+        Valid rows pass the temporal filter by definition (SPEC §2.4), so only
+        the reach of the BFS matters.
+        """
+        if self.anchor is None or not len(rows):
+            return False
+        nodes = self.reach(filtered)
+        return bool(_isin_sorted(head[rows], nodes).any() or _isin_sorted(tail[rows], nodes).any())
+
+    def run_pool(self) -> np.ndarray:
+        if self._run is None:
+            self._run = np.sort(self.bfs.expand(self.anchor, self.t_query).pool)
+        return self._run
+
+    def in_run_pool(self, rows: np.ndarray) -> bool:
+        """Whether a valid row is in the run's own (capped) pool, before deduplication."""
+        if self.anchor is None or not len(rows):
+            return False
+        return bool(_isin_sorted(rows, self.run_pool()).any())
+
+    def facts(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray) -> dict[str, bool]:
+        return {
+            "in_uncapped_unfiltered_pool": self.in_uncapped(rows, head, tail, filtered=False),
+            "in_uncapped_pool": self.in_uncapped(rows, head, tail, filtered=None),
+            "in_run_pool": self.in_run_pool(rows),
+        }
+
+
+def _member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    # one allowed value (the id-space case) is a plain comparison
+    return values == allowed[0] if len(allowed) == 1 else np.isin(values, allowed)
+
+
+def _isin_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    if not len(sorted_set) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    pos = np.searchsorted(sorted_set, values)
+    pos[pos == len(sorted_set)] = 0
+    return sorted_set[pos] == values
+
+
+# -- a whole run ---------------------------------------------------------------------------
+
+def run_questions(run: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """``(question, record)`` for every record of the run, in run order; unknown ids are an error."""
+    by_id = {q["id"]: q for q in questions}
+    unknown = [qid for qid in run if qid not in by_id]
+    if unknown:
+        where = getattr(run, "where", None)
+        prefix = f"{where(unknown[0])}: " if callable(where) and getattr(run, "path", None) is not None else ""
+        raise RunMismatchError(f"{prefix}{len(unknown)} run record(s) have ids that are not in the benchmark, "
+                               f"e.g. {unknown[0]!r} (wrong --benchmark or --data?)")
+    return [(by_id[qid], record) for qid, record in run.items()]
+
+
+def attribute_run(
+    explainer: Explainer,
+    run: Mapping[Any, Mapping[str, Any]],
+    questions: Sequence[Mapping[str, Any]],
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+) -> dict[str, Any]:
+    """The attribution of every question of a run: ``{"questions": {qid: [stage, ...]}, "summary": ...}`` (SPEC §7).
+
+    Parameters
+    ----------
+    explainer:
+        :class:`Explainer` of the run's index and configuration.
+    run:
+        ``{question id: record}`` (:func:`tempbench.core.runfile.read_run`).
+    questions:
+        Benchmark records; every run record must have one.
+    progress:
+        Optional ``progress(iterable, total)`` wrapper (a progress bar).
+    """
+    pairs = run_questions(run, questions)
+    items: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]] = pairs
+    if progress is not None:
+        items = progress(pairs, len(pairs))
+    stages: dict[Any, list[str]] = {}
+    for question, record in items:
+        stages[question["id"]] = explainer.explain(question, record).stages
+    return {"questions": stages, "summary": summarize([q for q, _ in pairs], stages, explainer.config)}
+
+
+def attribution_json(result: Mapping[str, Any]) -> str:
+    """The text of ``tempbench explain --json``: one line per question, the summary indented.
+
+    ``{"questions": {QID: [stage, ...]}, "summary": {...}}``; question ids are
+    written as JSON strings.
+    """
+    items = list(result["questions"].items())
+    lines = ["{", '  "questions": {']
+    for i, (qid, stages) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(f"    {json.dumps(str(qid), ensure_ascii=False)}: {json.dumps(list(stages))}{comma}")
+    lines.append("  },")
+    summary = json.dumps(result["summary"], indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    lines += [f'  "summary": {summary}', "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _tally(stage_lists: Iterable[list[str]]) -> dict[str, Any]:
+    counts = dict.fromkeys(STAGES, 0)
+    n_questions = 0
+    for stages in stage_lists:
+        n_questions += 1
+        for s in stages:
+            counts[s] += 1
+    n_hops = sum(counts.values())
+    return {
+        "n_questions": n_questions,
+        "n_hops": n_hops,
+        "counts": counts,
+        "shares": {s: (counts[s] / n_hops if n_hops else None) for s in STAGES},
+    }
+
+
+def summarize(questions: Sequence[Mapping[str, Any]], stages: Mapping[Any, list[str]], config: Any = None) -> dict[str, Any]:
+    """Counts and shares of gold hops per stage: overall, per slice and per hop position.
+
+    Slices (complexity, operator) are ordered by ``str(value)`` as in SPEC
+    §3.2; ``by_hop`` groups hops by their place among a question's distinct
+    hops (``"1"``, ``"2"``, ...).
+    """
+    present = [q for q in questions if q["id"] in stages]
+    out: dict[str, Any] = {"stages": list(STAGES)}
+    if config is not None:
+        out["config"] = {k: config.to_dict()[k] for k in ("name", "anchor", "hops", "caps", "temporal_filter", "k",
+                                                          "cap_scope", "cap_counts")}
+    out.update(_tally(stages[q["id"]] for q in present))
+    for name, fld in SLICES:
+        groups: dict[Any, list[list[str]]] = {}
+        for q in present:
+            groups.setdefault(q.get(fld), []).append(stages[q["id"]])
+        out[f"by_{name}"] = {str(v): _tally(groups[v]) for v in sorted(groups, key=str)}
+    by_hop: dict[str, list[list[str]]] = {}
+    for q in present:
+        for j, stage in enumerate(stages[q["id"]]):
+            by_hop.setdefault(str(j + 1), []).append([stage])
+    out["by_hop"] = {j: _tally(lists) for j, lists in by_hop.items()}
+    return out
+
+
+def run_config(run_path: Any, fallback: Any = None) -> tuple[Any, str]:
+    """The configuration a run was made with: its ``.meta.json`` (SPEC §6.1), else ``fallback``.
+
+    Returns ``(config, source)`` with ``source`` naming where it came from.
+    Without metadata and without a fallback it is an error that says what to give.
+    """
+    meta = read_meta(run_path)
+    if meta is not None and isinstance(meta.get("config"), Mapping):
+        return from_mapping(dict(meta["config"]), source=str(meta_path(run_path))), str(meta_path(run_path))
+    if fallback is None:
+        raise ConfigError(f"{run_path} has no readable {meta_path(run_path).name} with its configuration; "
+                          "give --config NAME (oracle, nonoracle, stale_blind, hop3_k25 or a TOML file)")
+    return fallback, "--config"
+
+
+# -- one question in full (``tempbench show`` and the HTML browser) -----------------------------
+
+def item_line(item: Mapping[str, Any]) -> str:
+    """The evidence line of an item: its ``line`` when it has one, else ``s | r | o | t`` (SPEC §2.5)."""
+    line = item.get("line")
+    if isinstance(line, str):
+        return line
+    names = LABEL_KEYS if all(k in item for k in LABEL_KEYS) else ID_KEYS
+    t = format_span(item.get("t_start"), item.get("t_end")) if "t_start" in item else "?"
+    return " | ".join(str(item.get(k, "")) for k in names) + f" | {t}"
+
+
+def _triple_view(t: GoldTriple) -> dict[str, Any]:
+    labels = t.keys.get("label")
+    ids = t.keys.get("id")
+    return {
+        "s": None if labels is None else labels[0], "r": None if labels is None else labels[1],
+        "o": None if labels is None else labels[2],
+        "s_id": None if ids is None else ids[0], "r_id": None if ids is None else ids[1],
+        "o_id": None if ids is None else ids[2],
+        "t": format_span(t.t_start, t.t_end),
+    }
+
+
+def question_detail(explainer: Explainer, question: Mapping[str, Any], record: Mapping[str, Any],
+                    facts: bool = True) -> dict[str, Any]:
+    """Everything ``tempbench show`` prints about one question of a run, as plain data.
+
+    Keys: ``id, question, t_query, answer, operator, complexity, config``;
+    ``hops`` (gold chain, each with its stage and, with ``facts``, what each
+    test found: evidence, valid KG rows, the three pools);
+    ``replacements`` (``S_stale``/``S_dist``: replaced hop -> replacement);
+    ``anchor`` (run anchor, gold subject, hit); ``pool`` (rows per hop, caps,
+    eligible rows, caps hit); ``evidence`` and ``cutoff_ties`` (rank, mark,
+    score, line, in the cut-off tie group).
+    """
+    ex = explainer.explain(question, record, facts=facts)
+    res = ex.resolved
+    tq = res.tq
+    cfg = explainer.config
+    kg = explainer.index.kg
+    labels = explainer.index.entity_labels
+
+    hops = []
+    for hop in ex.hops:
+        hops.append({"hop": len(hops) + 1, "position": hop.position, "space": hop.space, **_triple_view(hop.triple),
+                     "stage": hop.stage, **hop.facts})
+
+    replacements: dict[str, list[dict[str, Any]]] = {}
+    negatives: dict[str, list[GoldTriple]] = {}
+    for variant in ("S_stale", "S_dist"):
+        gone, new = differing_triples(question, variant, star=res.gold)
+        negatives[variant] = new
+        replacements[variant] = [{"replaced": _triple_view(g) if g is not None else None,
+                                  "replacement": _triple_view(n) if n is not None else None}
+                                 for g, n in _pairs(gone, new)]
+
+    anchor_rec = record.get("anchor") if isinstance(record.get("anchor"), Mapping) else None
+    anchor_idx = explainer.run_anchor(question, record)
+    gold_idx = explainer.gold_subject(question)
+    first = res.gold[0] if res.gold else None
+    gold_view = _triple_view(first) if first is not None else {}
+    anchor = {
+        "rule": cfg.anchor,
+        "source": (anchor_rec or {}).get("source", "recomputed"),
+        "id": (anchor_rec or {}).get("id") if anchor_rec else (None if anchor_idx is None else kg.entity_ids[anchor_idx]),
+        "label": (anchor_rec or {}).get("label") if anchor_rec else (None if anchor_idx is None else labels[anchor_idx]),
+        "in_kg": anchor_idx is not None,
+        "gold_id": gold_view.get("s_id") if gold_idx is None else kg.entity_ids[gold_idx],
+        "gold_label": gold_view.get("s") if gold_idx is None else labels[gold_idx],
+        "hit": None if gold_idx is None else anchor_idx == gold_idx,
+    }
+
+    exp = explainer.bfs.expand(anchor_idx, tq, count_eligible=True)
+    caps = list(cfg.caps[: cfg.hops])
+    pool = {
+        "hops": cfg.hops, "caps": caps,
+        "rows": list(exp.hop_sizes) or [0] * cfg.hops,
+        "eligible": list(exp.eligible) or [0] * cfg.hops,
+        "cap_hit": [e > r for r, e in zip(exp.hop_sizes, exp.eligible, strict=True)] or [False] * cfg.hops,
+        "pool_rows": int(len(exp.pool)), "candidates": int(len(exp.rows)),
+        "temporal_filter": cfg.temporal_filter, "cap_scope": cfg.cap_scope, "cap_counts": cfg.cap_counts,
+    }
+
+    evidence = record.get("evidence") or []
+    ties = record.get("cutoff_ties") or []
+    kth = evidence[-1].get("score") if evidence and ties else None
+    dist_keys = {(space, srot) for t in negatives["S_dist"] for space, srot in t.keys.items()}
+    stale_five = {t.five(space) for t in negatives["S_stale"] for space in t.keys}
+
+    hop_of: dict[tuple[str, Any], int] = {}
+    for k, h in enumerate(ex.hops):
+        for space, srot in h.triple.keys.items():
+            hop_of.setdefault((space, srot), k + 1)
+
+    def view(items: Sequence[Mapping[str, Any]], resolved: Sequence[Any], start: int, in_group: Callable[[Any], bool]) -> list[dict[str, Any]]:
+        out = []
+        for j, (item, it) in enumerate(zip(items, resolved, strict=True)):
+            if it.cls >= 0:
+                mark = "gold" if is_hit(it, tq) else "stale"
+            elif (*it.srot, it.t_start, it.t_end) in stale_five:
+                mark = "stale"
+            elif (it.space, it.srot) in dist_keys:
+                mark = "dist"
+            else:
+                mark = ""
+            hop = hop_of.get((it.space, it.srot))
+            out.append({"rank": start + j, "mark": mark, "hop": hop, "score": item.get("score"), "line": item_line(item),
+                        "tie_group": in_group(item.get("score"))})
+        return out
+
+    return {
+        "id": question.get("id"),
+        "split": question.get("split"),
+        "question": question.get("question"),
+        "t_query": question.get("t_query"),
+        "answer": question.get("answer"),
+        "operator": question.get("operator_type"),
+        "complexity": question.get("complexity"),
+        "config": cfg.name,
+        "k": cfg.k,
+        "stages": ex.stages,
+        "hops": hops,
+        "replacements": replacements,
+        "anchor": anchor,
+        "pool": pool,
+        "evidence": view(evidence, res.items, 1, lambda s: kth is not None and s == kth),
+        "cutoff_ties": view(ties, res.extra, len(evidence) + 1, lambda s: True),
+    }
+
+
+def _pairs(gone: list[GoldTriple], new: list[GoldTriple]) -> list[tuple[GoldTriple | None, GoldTriple | None]]:
+    n = max(len(gone), len(new))
+    return [(gone[i] if i < len(gone) else None, new[i] if i < len(new) else None) for i in range(n)]
