@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.audit.format import verdict_counts
+from eval.audit.format import verdict_summary
 from eval.explain import STAGE_HELP, STAGES
-from eval.measures import RANK_MEASURES
+from eval.measures import FAMILIES, RANK_MEASURES
+from eval.published import published_rows
 from eval.report.plots import TIE_METRICS, write_plots
 from eval.report.tables import audit_table, fmt, headline_rows, md_table, ordered, slice_rows
 from tempbench.core.atomic import write_text
@@ -51,6 +52,27 @@ def attribution_lines(attribution: Mapping[str, Mapping[str, Any]], plots: Mappi
     return lines
 
 
+def definition_lines(scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """What the headline numbers mean (from :mod:`eval.measures`) and which key space matched evidence to gold."""
+    out = []
+    for name in ("TRP", "CCR", "coverage", "TRP_micro"):
+        f = FAMILIES[name]
+        out.append(f"- **{f.title}**: {f.definition}; over {f.population}.")
+    out.append("- Empty retrievals count as 0 for CCR, coverage and the rank metrics and are left out of TRP; "
+               "repeated items count again for TRP and CCR. CI: 95% bootstrap over questions. Tie range: min–max "
+               "over orderings of equal BM25 scores. Definitions: SPEC §3 (`docs/specification.md`).")
+    spaces = {name: (s.get("counts") or {}).get("key_space") for name, s in scores.items()}
+    known = {n: k for n, k in spaces.items() if k}
+    if known:
+        parts = []
+        for name, k in known.items():
+            n = k.get("questions_differing")
+            other = "" if n is None else f"; {n:,} question(s) score otherwise on {k['other']}s"
+            parts.append(f"{name}: {k['used']}{other}")
+        out.append("- Key space (SPEC §3.1): evidence matched to gold on " + "; ".join(parts) + ".")
+    return out
+
+
 def write_report(
     out_dir: str | Path,
     scores: Mapping[str, Mapping[str, Any]],
@@ -84,10 +106,14 @@ def write_report(
     if meta:
         lines.append("")
     cols, rows = headline_rows(scores)
-    lines += ["## Headline (SPEC §3.2, §3.5, §3.7)", "",
-              "TRP is the macro mean over questions with evidence; coverage is the share of questions with evidence. "
-              "CI: 95% bootstrap over questions. Tie range: min–max over orderings of equal BM25 scores.", "",
+    lines += ["## Headline (SPEC §3.2, §3.5, §3.7)", "", *definition_lines(scores), "",
               md_table(cols, rows), ""]
+    pub_cols, pub_rows = published_rows(scores, diffs or {})
+    if pub_rows:
+        lines += ["## Published outputs beside the reproduction (SPEC §1.4)", "",
+                  "Ours: this reproduction's run. Reported: the value a published metric table gives. Of their "
+                  "evidence: the published per-question evidence scored by this scorer. Details per file under "
+                  "*Diff against published baselines*.", "", md_table(pub_cols, pub_rows), ""]
 
     def image(name: str, caption: str) -> None:
         if name in plots:
@@ -127,11 +153,10 @@ def write_report(
         image("ties", "tie-aware ranges")
     lines += attribution_lines(attribution or {}, plots)
     if audit_rows:
-        counts = verdict_counts(audit_rows)
-        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         lines += ["## Audit of the card's claims (SPEC §4)", "",
-                  f"Verdicts: {summary}. Tolerances: `configs/paper_numbers.toml`. On data other than the real "
-                  "release the reproduced column shows that data's values, and FAIL is expected.", "",
+                  f"Verdicts: {verdict_summary(audit_rows)}. Tolerances: `configs/paper_numbers.toml`. On data other than "
+                  "the real release the reproduced column shows that data's values, and FAIL is expected; a count that "
+                  "only grows with the data's size is marked `scale` and its share row beside it decides.", "",
                   audit_table(audit_rows), ""]
     if diffs:
         lines += ["## Diff against published baselines (SPEC §6.3)", ""]

@@ -113,7 +113,13 @@ def test_reproduce_diffs_against_data_baselines(data_with_baselines, tmp_path, c
     scores = json.loads((out / "scores" / "stale_blind.json").read_text(encoding="utf-8"))
     assert t["metrics"][0]["run"] == scores["trp_ccr"]["by_operator"]["interval"]["CCR"]
     assert "notes.json: skipped" in err and "found keys [hello]" in err
-    assert "## Diff against published baselines" in (out / "report.md").read_text(encoding="utf-8")
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Diff against published baselines" in report
+    # our TRP beside the TRP of their evidence (here: the same run, so equal)
+    oracle = json.loads((out / "scores" / "oracle.json").read_text(encoding="utf-8"))
+    trp = f"{oracle['trp_ccr']['TRP_macro']:.3f}"
+    assert "## Published outputs beside the reproduction" in report
+    assert f"| oracle | TRP | {trp} | – | {trp} | `oracle_retrieved.jsonl` |" in report
 
 
 def test_diff_cli(small_sample, tmp_path, capsys):
