@@ -1,9 +1,10 @@
 """A slow, literal reading of SPEC §7's stage table (loss attribution), for the tests.
 
 Pure Python over lists and sets; it shares nothing with ``eval/explain.py`` and
-nothing with the fast BFS: the KG is read row by row, the pools are built by
-the pseudo-code of SPEC §2.4 (with no cap at all for the uncapped pools), and
-the stages are tested in the table's order, each condition as written.
+nothing with the fast BFS: the pools are the slow reference retriever's
+(:mod:`reference.retriever`, SPEC §2.4's pseudo-code, with no cap at all for the
+uncapped pools), and the stages are tested in the table's order, each condition
+as written.
 
 Only the default BFS options (``cap_scope="per_hop"``, ``cap_counts="rows"``)
 are implemented: those of the four shipped configurations.
@@ -12,29 +13,20 @@ are implemented: those of the four shipped configurations.
 from __future__ import annotations
 
 from collections import defaultdict
+from types import SimpleNamespace
 from typing import Any
+
+from reference.retriever import SlowRetriever
 
 ID = ("s_id", "r_id", "o_id")
 LABEL = ("s", "r", "o")
 
 
-class SlowExplainer:
-    """SPEC §7 for one KG; ``kg`` arrays and rendered labels are all it reads."""
+class SlowExplainer(SlowRetriever):
+    """SPEC §7 for one KG, on the slow reference retriever's BFS and oracle (``kg`` arrays and labels only)."""
 
     def __init__(self, kg, entity_labels: list[str], relation_labels: list[str]) -> None:
-        self.head = [int(x) for x in kg.head]
-        self.tail = [int(x) for x in kg.tail]
-        self.rel = [int(x) for x in kg.relation]
-        self.year = [int(x) for x in kg.year]
-        self.entity_ids = list(kg.entity_ids)
-        self.relation_ids = list(kg.relation_ids)
-        self.elab = list(entity_labels)
-        self.rlab = list(relation_labels)
-        self.incident: dict[int, list[int]] = defaultdict(list)
-        for i in range(len(self.head)):
-            self.incident[self.head[i]].append(i)
-            if self.tail[i] != self.head[i]:
-                self.incident[self.tail[i]].append(i)
+        super().__init__(kg, entity_labels, relation_labels)
         # every row under its (s, r, o) in both spaces
         self.rows_of_key: dict[tuple[str, tuple[str, str, str]], list[int]] = defaultdict(list)
         for i in range(len(self.head)):
@@ -50,37 +42,11 @@ class SlowExplainer:
     def valid(t_start: float, t_end: float, tq: float) -> bool:
         return float(t_start) <= tq <= float(t_end)
 
-    # -- SPEC §2.4, with optional caps -------------------------------------------------
     def bfs_pool(self, anchor: int, tq: float, hops: int, caps: tuple[int, ...] | None, filter_on: bool) -> list[int]:
-        """The pool (before deduplication) of SPEC §2.4's pseudo-code; ``caps=None``: no cap at all."""
-        frontier = [anchor]
-        visited = {anchor}
-        seen: set[int] = set()
-        pool: list[int] = []
-        for h in range(hops):
-            rows = sorted({r for e in frontier for r in self.incident[e]})
-            cand = [r for r in rows if r not in seen and (not filter_on or self.valid(self.year[r], self.year[r], tq))]
-            if caps is not None:
-                cand = cand[: caps[h]]
-            pool += cand
-            seen |= set(cand)
-            new = []
-            for r in cand:
-                for e in (self.head[r], self.tail[r]):
-                    if e not in visited:
-                        visited.add(e)
-                        new.append(e)
-            frontier = new
-        return pool
-
-    def oracle(self, question: dict[str, Any], ties: str = "first") -> int | None:
-        first = question["S_star"][0]
-        if first.get("s_id") not in (None, ""):
-            return self.entity_ids.index(first["s_id"]) if first["s_id"] in self.entity_ids else None
-        matches = [i for i, lab in enumerate(self.elab) if lab == first.get("s")]
-        if not matches or (len(matches) > 1 and ties == "none"):
-            return None
-        return matches[0]
+        """The pool before deduplication (SPEC §2.4); ``caps=None``: no cap at all."""
+        cfg = SimpleNamespace(hops=hops, caps=caps or (), temporal_filter=filter_on, cap_scope="per_hop",
+                              cap_counts="rows")
+        return self.raw_pool(anchor, tq, cfg, capped=caps is not None)
 
     # -- SPEC §7 -----------------------------------------------------------------------
     def stages(self, question: dict[str, Any], record: dict[str, Any], cfg) -> list[str]:

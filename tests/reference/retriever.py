@@ -42,9 +42,15 @@ class SlowRetriever:
             self.incident[self.head[i]].append(i)
             if self.tail[i] != self.head[i]:
                 self.incident[self.tail[i]].append(i)
-        if bm25 is None:
-            bm25 = SlowBM25(kg_documents(kg, self.elab, self.rlab))
-        self.bm25 = bm25
+        self._bm25 = bm25
+        self._kg = kg
+
+    @property
+    def bm25(self) -> SlowBM25:
+        """The slow BM25 over every KG row, built on first use (the BFS alone never needs it)."""
+        if self._bm25 is None:
+            self._bm25 = SlowBM25(kg_documents(self._kg, self.elab, self.rlab))
+        return self._bm25
 
     # -- anchors (SPEC §2.3) --------------------------------------------------
     def oracle(self, q: dict[str, Any], ties: str = "first") -> int | None:
@@ -118,6 +124,17 @@ class SlowRetriever:
         return out
 
     def pool(self, anchor: int | None, t_query: float, cfg) -> list[int]:
+        """The candidates: the raw pool deduplicated on ``(s, r, o)``, first time-version kept (SPEC §2.4)."""
+        kept: list[int] = []
+        triples: set[tuple[int, int, int]] = set()
+        for r in self.raw_pool(anchor, t_query, cfg):
+            if self.triple(r) not in triples:
+                triples.add(self.triple(r))
+                kept.append(r)
+        return kept
+
+    def raw_pool(self, anchor: int | None, t_query: float, cfg, capped: bool = True) -> list[int]:
+        """SPEC §2.4's pseudo-code: the pool before deduplication; ``capped=False`` removes every cap."""
         if anchor is None:
             return []
         frontier = [anchor]
@@ -126,7 +143,7 @@ class SlowRetriever:
         pool: list[int] = []
         unique = cfg.cap_counts == "unique_triples"
         for h in range(cfg.hops):
-            cap = cfg.caps[h]
+            cap = cfg.caps[h] if capped else len(self.head)
             if cfg.cap_scope == "per_hop":
                 cand = [r for r in self.rows_of(frontier) if r not in seen and self.passes(r, t_query, cfg.temporal_filter)]
                 cand = self.take(cand, cap, pool, unique)
@@ -145,13 +162,7 @@ class SlowRetriever:
                         visited.add(e)
                         new_frontier.append(e)
             frontier = new_frontier
-        kept: list[int] = []
-        triples: set[tuple[int, int, int]] = set()
-        for r in pool:
-            if self.triple(r) not in triples:
-                triples.add(self.triple(r))
-                kept.append(r)
-        return kept
+        return pool
 
     # -- ranking (SPEC §2.5) -------------------------------------------------------
     def line(self, row: int, template: str) -> str:
