@@ -213,6 +213,16 @@ def _raw_item(
     )
 
 
+def score_value(score: Any) -> float | None:
+    """An item's score as the tie rules read it (SPEC §3.5): a float, or ``None`` (absent, a boolean, not a number)."""
+    if score is None or isinstance(score, bool):
+        return None
+    try:
+        return float(score)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def _iter_evidence(evidence: Any, where: str) -> Iterable[Any]:
     if evidence is None or isinstance(evidence, (str, bytes, Mapping)) or not isinstance(evidence, Iterable):
         raise EvidenceError(f"evidence of {where} is {type(evidence).__name__}; expected an iterable of items")
@@ -284,13 +294,7 @@ def resolve_question(
 
     def make(r: tuple[str, tuple[Any, Any, Any], float, float, Any]) -> Item:
         space, srot, ts, te, score = r
-        score_f = None if score is None or isinstance(score, bool) else score
-        if score_f is not None:
-            try:
-                score_f = float(score_f)
-            except (TypeError, ValueError, OverflowError):
-                score_f = None
-        return Item(space, srot, ts, te, lookup[space].get(srot, -1), score_f)
+        return Item(space, srot, ts, te, lookup[space].get(srot, -1), score_value(score))
 
     return Resolved(
         qid=question.get("id"),

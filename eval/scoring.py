@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from eval import columnar
 from eval.answers import answer_rows as make_answer_rows
 from eval.answers import answers_report
 from eval.bootstrap import RatioMetric, bootstrap_ci, mean_metric
@@ -23,6 +24,7 @@ from eval.rank import rank_metrics
 from eval.ties import tie_report
 from eval.trp_ccr import aggregate, coverage_by, row_from_resolved
 from tempbench.core.errors import EvidenceError, RunMismatchError
+from tempbench.core.memory import gc_paused
 from tempbench.core.schema import select_split
 
 BY = ("complexity", "operator")
@@ -84,7 +86,80 @@ def evaluate(
     key: str = "auto",
     rank_backend: str = "kernel",
 ) -> Evaluation:
-    """Resolve every scored question once and compute all per-question metrics."""
+    """Resolve every scored question once and compute all per-question metrics.
+
+    The run is resolved into columns (:mod:`eval.columnar`) and every metric is
+    computed over all questions at once; :func:`evaluate_reference` computes
+    the same :class:`Evaluation` question by question (the test suite checks
+    they agree). ``ev.resolved`` resolves a question with
+    :func:`eval.keyspace.resolve_question` when it is read.
+    """
+    chosen, records, missing, outside = select(run, questions, split)
+    evidence = [rec.get("evidence", []) if rec is not None else [] for rec in records]
+    ties = [(rec.get("cutoff_ties") or []) if rec is not None else [] for rec in records]
+    with gc_paused():
+        cols = columnar.resolve_columns(chosen, evidence, ties, key, where=lambda i: _where(run, chosen[i]["id"]))
+        rows = columnar.rows(cols)
+        key_space = columnar.key_space_effect(cols, rows)
+        resolved = _LazyResolved(cols)
+        return Evaluation(
+            questions=list(chosen),
+            resolved=resolved,  # type: ignore[arg-type]
+            rows=rows,
+            missing=missing,
+            outside_split=outside,
+            rank=columnar.rank_metrics(cols) if rank_backend == "kernel" else rank_metrics(resolved, backend=rank_backend),
+            ties=columnar.tie_report(cols),
+            negatives=columnar.negatives_report(cols, flags),
+            flags_found=flags is not None,
+            answer_rows=_answer_rows(questions, chosen, predictions),
+            extra={"key_space": key_space},
+        )
+
+
+class _LazyResolved(Sequence):
+    """``Evaluation.resolved`` of the columnar path: each question resolved when first read."""
+
+    def __init__(self, cols: columnar.Columns) -> None:
+        self._cols = cols
+
+    def __len__(self) -> int:
+        return self._cols.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._cols.resolved(j) for j in range(*i.indices(self._cols.n))]
+        if i < 0:
+            i += self._cols.n
+        if not 0 <= i < self._cols.n:
+            raise IndexError(i)
+        return self._cols.resolved(i)
+
+
+def _answer_rows(questions: Sequence[Mapping[str, Any]], chosen: Sequence[Mapping[str, Any]],
+                 predictions: Mapping[Any, str] | None) -> list[dict[str, Any]] | None:
+    if predictions is None:
+        return None
+    known = {q["id"] for q in questions}
+    unknown = [qid for qid in predictions if qid not in known]
+    if unknown:
+        raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
+    return make_answer_rows(chosen, predictions)
+
+
+def evaluate_reference(
+    run: Mapping[Any, Mapping[str, Any]],
+    questions: Sequence[Mapping[str, Any]],
+    flags: Mapping[Any, Mapping[str, bool]] | None,
+    split: str | None = None,
+    predictions: Mapping[Any, str] | None = None,
+    key: str = "auto",
+    rank_backend: str = "kernel",
+) -> Evaluation:
+    """:func:`evaluate` question by question: :func:`eval.keyspace.resolve_question` and the per-question metrics.
+
+    The reference of the columnar path (slower; the same results).
+    """
     chosen, records, missing, outside = select(run, questions, split)
     resolved = []
     for q, rec in zip(chosen, records, strict=True):
@@ -96,13 +171,6 @@ def evaluate(
             raise EvidenceError(f"{_where(run, q['id'])}{exc}") from None
     rows = [row_from_resolved(r) for r in resolved]
     key_space = key_space_effect(chosen, records, resolved, rows)
-    answer_rows = None
-    if predictions is not None:
-        known = {q["id"] for q in questions}
-        unknown = [qid for qid in predictions if qid not in known]
-        if unknown:
-            raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
-        answer_rows = make_answer_rows(chosen, predictions)
     return Evaluation(
         questions=list(chosen),
         resolved=resolved,
@@ -113,7 +181,7 @@ def evaluate(
         ties=tie_report(resolved),
         negatives=negatives_report(chosen, resolved, flags),
         flags_found=flags is not None,
-        answer_rows=answer_rows,
+        answer_rows=_answer_rows(questions, chosen, predictions),
         extra={"key_space": key_space},
     )
 

@@ -140,18 +140,26 @@ def trp_ccr_ties(res: Resolved) -> dict[str, tuple[float, float, float, float] |
     for it in [res.items[i] for i in members] + list(res.extra):
         if _is_hit(it, tq) and it.cls in counts:
             counts[it.cls] += 1
-    if any(v == 0 for v in counts.values()) or len(missing) > m:
-        p = Fraction(0)
-    else:
-        c = [counts[j] for j in missing]
-        total = comb(g, m)
-        acc = 0
-        for size in range(len(c) + 1):
-            for subset in combinations(c, size):
-                acc += (-1) ** size * comb(g - sum(subset), m)
-        p = Fraction(acc, total)
+    p = chain_probability(g, m, [counts[j] for j in missing])
     ccr = (observed_ccr, float(p), 1.0 if p == 1 else 0.0, 1.0 if p > 0 else 0.0)
     return {"TRP": trp, "CCR": ccr}
+
+
+def chain_probability(g: int, m: int, counts: Sequence[int]) -> Fraction:
+    """P(CCR = 1): ``m`` of a group of ``g`` drawn, each missing triple ``j`` hit by ``counts[j]`` group items.
+
+    Inclusion-exclusion over the multivariate hypergeometric (module docstring);
+    0 when a missing triple has no hit in the group or more triples are missing
+    than items drawn.
+    """
+    if any(v == 0 for v in counts) or len(counts) > m:
+        return Fraction(0)
+    total = comb(g, m)
+    acc = 0
+    for size in range(len(counts) + 1):
+        for subset in combinations(counts, size):
+            acc += (-1) ** size * comb(g - sum(subset), m)
+    return Fraction(acc, total)
 
 
 def _groups(scores: Sequence[float | None], limit: int) -> list[tuple[int, int]]:
@@ -414,10 +422,26 @@ def tie_report(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_
             cut_min.append((i, rt.cut_min))
         obs_lists.append(hit_list(res)[0])
     width = max([m.cutoff or 1 for m in measures] + [len(p) for p in probs])
-    observed = rank_kernel(to_matrix(obs_lists, width), n_rel, measures)
-    expected = rank_kernel(to_matrix(probs, width), n_rel, measures)
-    hi = rank_kernel(to_matrix(bests, width), n_rel, measures)
-    lo = rank_kernel(to_matrix(worsts, width), n_rel, measures)
+    return tie_summary(trp, ccr, to_matrix(obs_lists, width), to_matrix(probs, width), to_matrix(bests, width),
+                       to_matrix(worsts, width), err, min_rr, n_rel, cut_min, measures)
+
+
+def tie_summary(trp: np.ndarray, ccr: np.ndarray, observed_gains: np.ndarray, expected_gains: np.ndarray,
+                best_gains: np.ndarray, worst_gains: np.ndarray, err: np.ndarray, min_rr: np.ndarray,
+                n_rel: np.ndarray, cut_min: Sequence[tuple[int, np.ndarray]],
+                measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, Any]:
+    """The :func:`tie_report` object from per-question pieces (shared with :mod:`eval.columnar`).
+
+    ``trp``/``ccr``: ``(n, 4)`` observed, expected, min, max (TRP NaN when
+    ``n_ret == 0``); the gain matrices: observed hits, hit probabilities, best
+    and worst hits per position of the deduplicated list (:class:`RankTies`);
+    ``err``/``min_rr``: expected and minimum reciprocal rank; ``cut_min``:
+    ``(question, per-measure minimum of the cut-off group)``.
+    """
+    observed = rank_kernel(observed_gains, n_rel, measures)
+    expected = rank_kernel(expected_gains, n_rel, measures)
+    hi = rank_kernel(best_gains, n_rel, measures)
+    lo = rank_kernel(worst_gains, n_rel, measures)
     for m in measures:
         if m.family == "mrr":  # not linear in hit probabilities: its own closed forms
             expected[m.name] = np.where(n_rel > 0, err, np.nan)

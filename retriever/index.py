@@ -1,13 +1,19 @@
 """The KG index: column arrays, rendered labels, incidence and BM25, with a cache.
 
 :func:`load_index` builds everything from the inputs (SPEC §1.1, §1.2, §2.1) or
-loads it from a cache directory. The cache cannot execute code on load: arrays
-go into one ``.npz`` read with ``allow_pickle=False``, strings and scalars into
-JSON. Layout::
+loads it from a cache directory. The cache cannot execute code on load: every
+array is its own ``.npy`` file read with ``allow_pickle=False``, strings and
+scalars go into JSON. Layout::
 
-    <cache_dir>/<fingerprint>/arrays.npz
+    <cache_dir>/<fingerprint>/arrays/<part>__<name>.npy
     <cache_dir>/<fingerprint>/meta.json
-    <cache_dir>/<fingerprint>/manifest.json   (sha256 of the two files above)
+    <cache_dir>/<fingerprint>/manifest.json   (sha256 of every file above)
+
+The arrays are opened memory-mapped (read-only): loading costs no copy, and
+every process that uses the same entry (the workers of a run, several runs at
+once) shares one copy of the pages in the OS cache instead of holding its own.
+Every file's sha256 is still checked on each load (on two threads: hashing
+releases the GIL), so a damaged entry is never used.
 
 The fingerprint is the sha256 of the format version, the sha256 of every input
 file and the BM25 options, so a changed input gets a new directory (a rebuild).
@@ -18,6 +24,7 @@ renamed into place, so a crash never leaves a half-written entry under its name.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -25,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +45,15 @@ from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
 from tempbench.core.digest import sha256_file, sha256_json
 from tempbench.core.errors import MissingDataError
+from tempbench.core.jsonl import dumps_compact, loads_fast
 from tempbench.core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
 
-FORMAT_VERSION = 1
+#: The cache layout (2: one memory-mapped ``.npy`` per array; 1: one ``.npz``). An entry of another
+#: layout is replaced without a warning.
+FORMAT_VERSION = 2
+#: What the fingerprint hashes as its format: the index it names, not how the cache stores it (so
+#: run metadata that records the fingerprint does not change with the cache layout).
+FINGERPRINT_VERSION = 1
 _KG_ARRAYS = ("head", "tail", "relation", "year")
 _INC_ARRAYS = ("indptr", "rows", "year_rows", "year_keys")
 
@@ -122,7 +136,7 @@ def fingerprint(
         raise MissingDataError(f"labels file not found: {labels_path}")
     labelled, ids = _benchmark_files(benchmark_dir)
     spec = {
-        "format": FORMAT_VERSION,
+        "format": FINGERPRINT_VERSION,
         "kg": sha256_file(kg_path),
         "labels": sha256_file(Path(labels_path)) if labels_path is not None else None,
         "labelled": sha256_file(labelled) if labelled is not None else None,
@@ -208,6 +222,9 @@ def load_index(
         cache_dir = default_index_cache()
     entry = Path(cache_dir) / key
     remove_stale_temporaries(Path(cache_dir))
+    if entry.is_dir() and _layout(entry) not in (None, FORMAT_VERSION):
+        say(f"index cache {entry} has an older layout; rebuilding")
+        shutil.rmtree(entry, ignore_errors=True)
     if entry.is_dir():
         start = time.perf_counter()
         try:
@@ -230,6 +247,15 @@ def load_index(
         object.__setattr__(index, "cache_path", entry)
     index.timings.update(fingerprint=fp_time, cache_save=time.perf_counter() - start)
     return index
+
+
+def _layout(entry: Path) -> int | None:
+    """The ``format`` an entry's manifest declares (``None`` when it cannot be read: then it is checked as usual)."""
+    try:
+        value = json.loads((entry / "manifest.json").read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def remove_stale_temporaries(cache_dir: Path) -> list[Path]:
@@ -270,12 +296,17 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
             arrays[f"incidence__{name}"] = getattr(index.incidence, name)
         for name, value in index.bm25.to_arrays().items():
             arrays[f"bm25__{name}"] = value
-        with (tmp / "arrays.npz").open("wb") as handle:
-            np.savez(handle, **arrays)
+        (tmp / _ARRAY_DIR).mkdir()
+        files = []
+        for name, value in arrays.items():
+            rel = f"{_ARRAY_DIR}/{name}.npy"
+            np.save(tmp / rel, np.ascontiguousarray(value), allow_pickle=False)
+            files.append(rel)
         meta = {
             "format": FORMAT_VERSION,
             "fingerprint": index.fingerprint,
             "source": index.kg.source,
+            "arrays": list(arrays),
             "entity_ids": index.kg.entity_ids,
             "relation_ids": index.kg.relation_ids,
             "labels": index.labels,
@@ -285,11 +316,12 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
             "bm25": index.bm25.metadata(),
             "build_timings": index.timings,
         }
-        (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        (tmp / "meta.json").write_text(dumps_compact(meta), encoding="utf-8")
+        files.append("meta.json")
         manifest = {
             "format": FORMAT_VERSION,
             "fingerprint": index.fingerprint,
-            "sha256": {name: sha256_file(tmp / name) for name in ("arrays.npz", "meta.json")},
+            "sha256": dict(zip(files, _digests([tmp / f for f in files]), strict=True)),
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         try:
@@ -301,16 +333,48 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+_ARRAY_DIR = "arrays"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _digests(paths: list[Path]) -> list[str]:
+    """sha256 of each file, on two threads (hashlib releases the GIL on large blocks), in order."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(_sha256, paths))
+
+
+def _open_array(path: Path) -> np.ndarray:
+    """A cached array, memory-mapped read-only (an empty array is read: there is nothing to map).
+
+    Returned as a plain ``ndarray`` view of the map: ``np.memmap`` indexes
+    through Python code, ten times slower on the retriever's small lookups.
+    """
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    return array.view(np.ndarray) if array.size else np.load(path, allow_pickle=False)
+
+
 def _read_entry(entry: Path, key: str) -> KGIndex:
     manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT_VERSION or manifest.get("fingerprint") != key:
         raise ValueError("manifest does not match the inputs")
-    for name, digest in manifest["sha256"].items():
-        if sha256_file(entry / name) != digest:
+    listed = manifest["sha256"]
+    if "meta.json" not in listed or any(Path(name).is_absolute() or ".." in Path(name).parts for name in listed):
+        raise ValueError("manifest lists unexpected files")
+    names = list(listed)
+    for name, digest in zip(names, _digests([entry / n for n in names]), strict=True):
+        if digest != listed[name]:
             raise ValueError(f"checksum mismatch in {name}")
-    meta: dict[str, Any] = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
-    with np.load(entry / "arrays.npz", allow_pickle=False) as npz:
-        arrays = {name: npz[name] for name in npz.files}
+    meta: dict[str, Any] = loads_fast((entry / "meta.json").read_bytes())
+    if sorted(f"{_ARRAY_DIR}/{a}.npy" for a in meta["arrays"]) != sorted(n for n in names if n != "meta.json"):
+        raise ValueError("manifest and meta.json list different arrays")
+    arrays = {name: _open_array(entry / _ARRAY_DIR / f"{name}.npy") for name in meta["arrays"]}
     kg = KG(
         *(arrays[f"kg__{name}"] for name in _KG_ARRAYS),
         entity_ids=meta["entity_ids"],

@@ -136,10 +136,16 @@ class Ranker:
                       dict(zip(pos_list, lines, strict=True)), info)
 
     def items(self, ranked: Ranked) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Evidence items and ``cutoff_ties`` items (SPEC §6.1) of a ranking."""
-        make = self._item
+        """Evidence items and ``cutoff_ties`` items (SPEC §6.1) of a ranking (the dicts of :meth:`_item`, inlined)."""
         info = ranked.info
-        return [make(*info[p]) for p in ranked.order.tolist()], [make(*info[p]) for p in ranked.ties.tolist()]
+        el, rl, eid, rid = self.entity_labels, self.relation_labels, self.entity_ids, self.relation_ids
+
+        def make(positions: list[int]) -> list[dict[str, Any]]:
+            return [{"s": el[h], "r": rl[r], "o": el[t], "s_id": eid[h], "r_id": rid[r], "o_id": eid[t],
+                     "t_start": y, "t_end": y, "score": score, "line": line}
+                    for _row, h, r, t, y, score, line in map(info.__getitem__, positions)]
+
+        return make(ranked.order.tolist()), make(ranked.ties.tolist())
 
     def _item(self, row: int, h: int, r: int, t: int, y: int, score: float, line: str) -> dict[str, Any]:
         return {

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import os
 import platform
 import shutil
 import signal
@@ -28,10 +29,12 @@ from retriever.config import RetrieverConfig
 from retriever.index import load_index
 from retriever.kg import read_edgelist_header
 from retriever.pipeline import Retriever
-from tempbench.core.atomic import atomic_open, write_json
+from tempbench.core.atomic import atomic_open
 from tempbench.core.digest import sha256_file, sha256_json
 from tempbench.core.errors import ConfigError
+from tempbench.core.jsonl import loads_fast
 from tempbench.core.layout import DataPaths, default_index_cache
+from tempbench.core.memory import gc_paused
 from tempbench.core.progress import progress
 from tempbench.core.runfile import dumps_record, write_meta
 from tempbench.core.schema import select_split
@@ -45,6 +48,14 @@ _STATE: dict[str, Any] = {}
 
 def _package_version() -> str:
     return __version__
+
+
+def default_workers() -> int:
+    """The worker processes a run uses by default: the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:
@@ -86,8 +97,10 @@ def _compute_shard(i: int) -> int:
     lines = []
     stats = {"ids": [], "anchor_hit": [], "ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0,
              "with_evidence": 0, "no_anchor": 0, "oracle_by_label": 0}
+    records = []
     for q in questions[lo:hi]:
         record, st = retriever.retrieve_with_stats(q)
+        records.append(record)
         lines.append(dumps_record(record))
         stats["ids"].append(record["id"])
         stats["anchor_hit"].append(st.anchor_hit)
@@ -98,13 +111,25 @@ def _compute_shard(i: int) -> int:
         stats["no_anchor"] += int(record["anchor"]["source"] == "none" or record["anchor"]["id"] is None)
         stats["oracle_by_label"] += int(st.oracle_by_label)
     text = "".join(lines)
+    if _STATE.get("texts") is not None:  # in-process: the final file is written from memory
+        _STATE["texts"][i] = text
+    if _STATE.get("keep") is not None:  # in-process: the caller keeps the records themselves
+        _STATE["keep"][i] = records
     # the records' checksum: a resumed run recomputes a shard edited or damaged since
     stats["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
-    write_json(stats_path, stats, indent=None)
-    with atomic_open(records_path, "w") as handle:
+    # scratch files, checked by their sha256 when a resume reads them: no fsync needed
+    with atomic_open(stats_path, "w", fsync=False) as handle:
+        handle.write(json.dumps(stats, ensure_ascii=False) + "\n")
+    with atomic_open(records_path, "w", fsync=False) as handle:
         handle.write(text)
     return hi - lo
+
+
+def _compute_shard_index(i: int) -> int:
+    """:func:`_compute_shard`, returning the shard's index (for a pool's unordered results)."""
+    _compute_shard(i)
+    return i
 
 
 def _shard_complete(parts: Path, fingerprint: str, i: int, ids: list[Any]) -> bool:
@@ -144,6 +169,9 @@ def run_to_file(
     cache_dir: str | Path | None = None,
     show_progress: bool | None = None,
     shard_size: int | None = None,
+    index: Any = None,
+    questions: list[dict[str, Any]] | None = None,
+    records: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Retrieve every question of ``split`` and write ``<name>.jsonl`` + ``<name>.meta.json``.
 
@@ -166,6 +194,17 @@ def run_to_file(
     shard_size:
         Questions per shard (default :data:`SHARD_SIZE`). The run file's bytes
         do not depend on it; a resume reuses only shards of the same size.
+    index:
+        The :class:`~retriever.index.KGIndex` of ``data`` when the caller has
+        loaded it already (else it is loaded from the cache).
+    questions:
+        The benchmark of ``data`` as :func:`~retriever.benchmark.load_benchmark`
+        returns it, when the caller has loaded it already (the whole file; the
+        split is selected here).
+    records:
+        A list that receives the run's records in file order (the same values
+        the run file holds), so that a caller scoring the run need not read it
+        back.
 
     Returns
     -------
@@ -185,10 +224,13 @@ def run_to_file(
     cache = Path(cache_dir) if cache_dir is not None else default_index_cache()
 
     t0 = time.perf_counter()
-    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=cache)
+    if index is None:
+        index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=cache)
     t_index = time.perf_counter() - t0
     t0 = time.perf_counter()
-    questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), split)
+    if questions is None:
+        questions = load_benchmark(data.benchmark, data.benchmark_ids)
+    questions = select_split(questions, split)
     t_bench = time.perf_counter() - t0
     inputs = input_fingerprints(data)
     fingerprint = run_fingerprint(config, inputs, split, shard_size)
@@ -205,48 +247,67 @@ def run_to_file(
 
     t0 = time.perf_counter()
     retriever = Retriever(index, config)
+    kept: dict[int, list[dict[str, Any]]] = {}
+    texts: dict[int, str] = {}
     _STATE.update(retriever=retriever, questions=questions, parts=parts, fingerprint=fingerprint,
-                  shard_size=shard_size)
+                  shard_size=shard_size, keep=kept if records is not None else None, texts=texts)
     t_setup = time.perf_counter() - t0
-    try:
-        t0 = time.perf_counter()
-        n_todo = sum(bounds[i][1] - bounds[i][0] for i in todo)
-        desc = f"run {config.name} ({split})"
-        if workers == 1 or len(todo) <= 1:
-            for _ in progress((_compute_shard(i) for i in todo), total=len(todo), description=desc, enabled=show_progress):
-                pass
-        else:
-            methods = multiprocessing.get_all_start_methods()
-            if "fork" in methods:
-                # children inherit _STATE (index arrays shared copy-on-write)
-                ctx = multiprocessing.get_context("fork")
-                pool_args: dict[str, Any] = {"initializer": _ignore_sigint}
-            else:  # pragma: no cover - non-POSIX
-                ctx = multiprocessing.get_context("spawn")
-                pool_args = {"initializer": _init_worker, "initargs": ({
-                    "data": data, "cache_dir": cache, "split": split, "config": config,
-                    "parts": parts, "fingerprint": fingerprint, "shard_size": shard_size},)}
-            with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
-                for _ in progress(pool.imap_unordered(_compute_shard, todo), total=len(todo), description=desc,
-                                  enabled=show_progress):
+    # The collector is paused while retrieving: the records made and dropped by the hundred
+    # thousand would have it walk the index's labels and the benchmark over and over.
+    with gc_paused():
+        try:
+            t0 = time.perf_counter()
+            n_todo = sum(bounds[i][1] - bounds[i][0] for i in todo)
+            desc = f"run {config.name} ({split})"
+            if workers == 1 or len(todo) <= 1:
+                for _ in progress((_compute_shard(i) for i in todo), total=len(todo), description=desc, enabled=show_progress):
                     pass
-    finally:
-        _STATE.clear()
-    t_retrieve = time.perf_counter() - t0
+            else:
+                methods = multiprocessing.get_all_start_methods()
+                if "fork" in methods:
+                    # children inherit _STATE (index arrays shared copy-on-write)
+                    ctx = multiprocessing.get_context("fork")
+                    pool_args: dict[str, Any] = {"initializer": _ignore_sigint}
+                else:  # pragma: no cover - non-POSIX
+                    ctx = multiprocessing.get_context("spawn")
+                    pool_args = {"initializer": _init_worker, "initargs": ({
+                        "data": data, "cache_dir": cache, "split": split, "config": config,
+                        "parts": parts, "fingerprint": fingerprint, "shard_size": shard_size},)}
+                _STATE["keep"] = _STATE["texts"] = None  # a worker's records reach the parent through its shard file
+                with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
+                    for i in progress(pool.imap_unordered(_compute_shard_index, todo), total=len(todo), description=desc,
+                                      enabled=show_progress):
+                        if records is not None:  # parsed while the workers go on with the next shards
+                            kept[i] = [loads_fast(line) for line in _shard_paths(parts, fingerprint, i)[0].read_bytes().split(b"\n")[:-1]]
+        finally:
+            _STATE.clear()
+        t_retrieve = time.perf_counter() - t0
 
-    totals = {"ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0, "with_evidence": 0, "no_anchor": 0,
-              "oracle_by_label": 0}
-    hits = resolvable = 0
-    with atomic_open(out, "w") as handle:
-        for i in range(len(bounds)):
-            records_path, stats_path = _shard_paths(parts, fingerprint, i)
-            stats = json.loads(stats_path.read_text(encoding="utf-8"))
-            for key in totals:
-                totals[key] += stats.get(key, 0)
-            resolvable += sum(h is not None for h in stats["anchor_hit"])
-            hits += sum(h is True for h in stats["anchor_hit"])
-            with open(records_path, encoding="utf-8") as src:
-                shutil.copyfileobj(src, handle)
+        totals = {"ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0, "with_evidence": 0, "no_anchor": 0,
+                  "oracle_by_label": 0}
+        hits = resolvable = 0
+        with atomic_open(out, "w") as handle:
+            for i in range(len(bounds)):
+                records_path, stats_path = _shard_paths(parts, fingerprint, i)
+                stats = json.loads(stats_path.read_text(encoding="utf-8"))
+                for key in totals:
+                    totals[key] += stats.get(key, 0)
+                resolvable += sum(h is not None for h in stats["anchor_hit"])
+                hits += sum(h is True for h in stats["anchor_hit"])
+                if i in texts:
+                    handle.write(texts[i])
+                elif records is None:
+                    with open(records_path, encoding="utf-8") as src:
+                        shutil.copyfileobj(src, handle)
+                    continue
+                else:
+                    handle.write(records_path.read_bytes().decode("utf-8"))
+                if records is None:
+                    continue
+                if i in kept:
+                    records.extend(kept[i])
+                else:  # reused by a resume: the file's own values
+                    records.extend(loads_fast(line) for line in records_path.read_bytes().split(b"\n")[:-1])
     n = len(questions)
     elapsed = time.perf_counter() - t_start
     meta: dict[str, Any] = {

@@ -43,6 +43,7 @@ class AuditContext:
         self.cache_dir = cache_dir
         self._scores: dict[str, Any] = dict(scores or {})
         self._runs: dict[str, dict[str, Any]] = {}
+        self._offered: dict[str, tuple[Path, dict[str, Any]]] = {}
         self._index = index
         self.force = force
         self.warnings: list[str] = []
@@ -81,17 +82,25 @@ class AuditContext:
         """``{question id: record}`` of a configuration: from ``runs_dir`` or run now."""
         if config not in self._runs:
             path = self.runs_dir / f"{config}.jsonl" if self.runs_dir is not None else None
+            offered = self._offered.get(config)
             if path is not None and path.exists():
                 self.warnings += check_run_inputs(path, self.data, ("kg", "labels", "benchmark", "benchmark_ids"),
                                                   force=self.force)
                 self.warnings += self._check_role(path, config)
-                self._runs[config] = read_run(path)
+                self._runs[config] = offered[1] if offered is not None and offered[0] == path else read_run(path)
                 self.run_sources[config] = str(path)
             else:
                 retriever = Retriever(self.index, load_config(config))
                 self._runs[config] = {q["id"]: retriever.retrieve(q) for q in self.split_questions(self.split)}
                 self.run_sources[config] = f"in memory ({self.split} split)"
         return self._runs[config]
+
+    def offer_run(self, config: str, path: str | Path, records: dict[str, Any]) -> None:
+        """``records`` are what ``path`` holds (the caller just wrote it): :meth:`run` takes them instead of reading it.
+
+        The checks of :meth:`run` still apply when the run is first used.
+        """
+        self._offered[config] = (Path(path), records)
 
     def _check_role(self, path: Path, config: str) -> list[str]:
         """A run file standing for a shipped configuration must have been made with it (its ``.meta.json``)."""

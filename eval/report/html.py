@@ -32,6 +32,7 @@ from eval.explain import STAGE_HELP, STAGES, Explainer, question_detail
 from eval.report.plots import STAGE_COLOURS
 from eval.report.tables import ordered
 from tempbench.core.atomic import write_text
+from tempbench.core.jsonl import dumps_compact
 from tempbench.core.schema import format_year
 
 #: Evidence marks of ``tempbench show``, by their code in the blob.
@@ -196,55 +197,127 @@ def browser_data(
         Configuration -> :class:`~eval.explain.Explainer` of that run.
     progress:
         Optional ``progress(iterable, total, description)`` wrapper.
+
+    The blob is :func:`merge_parts` of one :func:`browser_part` per
+    configuration, so the parts can also be made in other processes.
     """
     names = [n for n in ordered(runs) if n in explainers]
-    wanted = {qid for n in names for qid in runs[n]}
-    chosen = [q for q in questions if q["id"] in wanted]
+    chosen = browser_questions(questions, {n: runs[n] for n in names})
+    rows_from = row_sources(chosen, names, runs)
+    parts = {name: browser_part(chosen, name, runs[name], explainers[name], rows_from[name], progress) for name in names}
+    return merge_parts(chosen, names, parts)
+
+
+def browser_questions(questions: Sequence[Mapping[str, Any]],
+                      runs: Mapping[str, Mapping[Any, Any]]) -> list[Mapping[str, Any]]:
+    """The browser's questions: those of any run, in benchmark order."""
+    wanted = {qid for run in runs.values() for qid in run}
+    return [q for q in questions if q["id"] in wanted]
+
+
+def row_sources(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
+                runs: Mapping[str, Mapping[Any, Any]]) -> dict[str, list[int]]:
+    """Per configuration, the questions whose row it describes: those no earlier configuration has."""
+    done: set[int] = set()
+    out: dict[str, list[int]] = {}
+    for name in names:
+        run = runs[name]
+        mine = [j for j, q in enumerate(chosen) if j not in done and q["id"] in run]
+        done.update(mine)
+        out[name] = mine
+    return out
+
+
+def browser_part(
+    chosen: Sequence[Mapping[str, Any]],
+    name: str,
+    run: Mapping[Any, Mapping[str, Any]],
+    explainer: Explainer,
+    rows_for: Sequence[int],
+    progress: Callable[[Iterable[Any], int, str], Iterable[Any]] | None = None,
+) -> dict[str, Any]:
+    """One configuration's share of the blob, JSON-ready, with its own string table (see :func:`merge_parts`).
+
+    ``rows_for``: the positions in ``chosen`` whose question row this part
+    makes (:func:`row_sources`).
+    """
+    strings = _Strings()
+    wanted_rows = set(rows_for)
+    qrows: list[list[Any]] = []
+    entries: list[Any] = []
+    settings: dict[str, Any] | None = None
+    items: Iterable[tuple[int, Mapping[str, Any]]] = enumerate(chosen)
+    if progress is not None:
+        items = progress(items, len(chosen), f"report.html {name}")
+
+    def text(value: Any) -> int | None:
+        return None if value is None else strings(str(value))
+
+    for j, q in items:
+        record = run.get(q["id"])
+        if record is None:
+            entries.append(None)
+            continue
+        d = question_detail(explainer, q, record, facts=False)
+        if j in wanted_rows:
+            qrows.append([j, {
+                "id": str(d["id"]), "split": d["split"], "q": d["question"],
+                "tq": None if d["t_query"] is None else format_year(d["t_query"]),
+                "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else json.dumps(d["answer"], ensure_ascii=False),
+                "op": d["operator"], "cx": d["complexity"],
+                "hops": [_triple_text(h) for h in d["hops"]],
+                "neg": [[variant, _triple_text(p["replaced"]), _triple_text(p["replacement"])]
+                        for variant, pairs in d["replacements"].items() for p in pairs],
+            }])
+        a, p = d["anchor"], d["pool"]
+        entries.append({
+            "st": [STAGES.index(h["stage"]) for h in d["hops"]],
+            "a": [a["source"], text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"]),
+                  a["hit"], a["in_kg"]],
+            "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
+            "pr": [p["pool_rows"], p["candidates"]],
+            "ev": [[strings(it["line"]), _score(it["score"]), _code(it)] for it in d["evidence"]],
+            "ti": [[strings(it["line"]), _score(it["score"]), _code(it)] for it in d["cutoff_ties"]],
+        })
+        if settings is None:
+            settings = {"rule": a["rule"], "k": d["k"]}
+    return {"strings": strings.values, "entries": entries, "rows": qrows, "settings": settings}
+
+
+def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
+                parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The blob from one :func:`browser_part` per configuration, in configuration order.
+
+    Each part's strings enter the shared table in the part's order of first
+    use, so the table, and every index into it, is what one pass over the
+    configurations in order would make.
+    """
     strings = _Strings()
     qrows: list[dict[str, Any]] = [{} for _ in chosen]
     per_config: dict[str, list[Any]] = {}
     settings: dict[str, dict[str, Any]] = {}
     for name in names:
-        run, explainer = runs[name], explainers[name]
-        entries: list[Any] = []
-        items: Iterable[tuple[int, Mapping[str, Any]]] = enumerate(chosen)
-        if progress is not None:
-            items = progress(items, len(chosen), f"report.html {name}")
-        for j, q in items:
-            record = run.get(q["id"])
-            if record is None:
-                entries.append(None)
-                continue
-            d = question_detail(explainer, q, record, facts=False)
-            if not qrows[j]:
-                qrows[j] = {
-                    "id": str(d["id"]), "split": d["split"], "q": d["question"],
-                    "tq": None if d["t_query"] is None else format_year(d["t_query"]),
-                    "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else json.dumps(d["answer"], ensure_ascii=False),
-                    "op": d["operator"], "cx": d["complexity"],
-                    "hops": [_triple_text(h) for h in d["hops"]],
-                    "neg": [[variant, _triple_text(p["replaced"]), _triple_text(p["replacement"])]
-                            for variant, pairs in d["replacements"].items() for p in pairs],
-                }
-            a, p = d["anchor"], d["pool"]
+        part = parts[name]
+        new = [strings(text) for text in part["strings"]]
 
-            def text(value: Any) -> int | None:
-                return None if value is None else strings(str(value))
+        def at(i: int | None, new: list[int] = new) -> int | None:
+            return None if i is None else new[i]
 
-            entries.append({
-                "st": [STAGES.index(h["stage"]) for h in d["hops"]],
-                "a": [a["source"], text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"]),
-                      a["hit"], a["in_kg"]],
-                "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
-                "pr": [p["pool_rows"], p["candidates"]],
-                "ev": [[strings(it["line"]), _score(it["score"]), _code(it)] for it in d["evidence"]],
-                "ti": [[strings(it["line"]), _score(it["score"]), _code(it)] for it in d["cutoff_ties"]],
-            })
-            if name not in settings:
-                settings[name] = {"rule": a["rule"], "k": d["k"]}
+        entries = []
+        for e in part["entries"]:
+            if e is not None:
+                a = e["a"]
+                e = {**e, "a": [a[0], at(a[1]), at(a[2]), at(a[3]), at(a[4]), a[5], a[6]],
+                     "ev": [[new[x[0]], x[1], x[2]] for x in e["ev"]],
+                     "ti": [[new[x[0]], x[1], x[2]] for x in e["ti"]]}
+            entries.append(e)
         per_config[name] = entries
+        for j, row in part["rows"]:
+            qrows[j] = row
+        if part["settings"] is not None:
+            settings[name] = part["settings"]
     return {
-        "configs": names,
+        "configs": list(names),
         "stages": list(STAGES),
         "stageHelp": [STAGE_HELP[s] for s in STAGES],
         "marks": list(MARKS),
@@ -257,7 +330,7 @@ def browser_data(
 
 def _json_for_script(data: Any) -> str:
     """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` left to parse as HTML."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = dumps_compact(data)  # json.dumps(data, ensure_ascii=False, separators=(",", ":")), faster
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 

@@ -26,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "wrote before (it never writes into a data root or a folder of your own files)")
     parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
                         help="benchmark split (default: test, as the paper)")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="worker processes per run (output is byte-identical for any N; default 1)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="worker processes per run (output is byte-identical for any N; default: the machine's cores)")
     parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates for the 95%% intervals (default 1000)")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
     add_data_arguments(parser)

@@ -19,11 +19,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from tempbench.core.errors import OutputError
+from tempbench.core.jsonl import dumps_compact
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Open ``path`` for writing so that it appears only when the block succeeds."""
+def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8", fsync: bool = True) -> Iterator[IO[Any]]:
+    """Open ``path`` for writing so that it appears only when the block succeeds.
+
+    ``fsync=False`` skips forcing the bytes to disk before the rename: for
+    scratch files whose content is verified when read back (a run's shards
+    carry their sha256), where a crash can at worst cost a recomputation.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -35,7 +41,8 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "\n") as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o666 & ~_umask())
         os.replace(tmp_name, target)
     except BaseException as exc:
@@ -72,5 +79,5 @@ def write_jsonl(path: str | Path, records: Any) -> None:
     """Write an iterable of JSON-serialisable records, one per line, atomically."""
     with atomic_open(path, "w") as handle:
         for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+            handle.write(dumps_compact(record))
             handle.write("\n")

@@ -40,13 +40,13 @@ from typing import Any
 from tempbench.core.atomic import atomic_open, write_json
 from tempbench.core.digest import sha256_file
 from tempbench.core.errors import InputError, RunMismatchError
-from tempbench.core.jsonl import read_jsonl, require_file
+from tempbench.core.jsonl import dumps_compact, read_jsonl, require_file
 from tempbench.core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
 
 
 def dumps_record(record: dict[str, Any]) -> str:
-    """One run-file line (with its trailing newline)."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    """One run-file line (with its trailing newline): compact JSON, exactly :func:`json.dumps`'s bytes."""
+    return dumps_compact(record) + "\n"
 
 
 def meta_path(run_path: str | Path) -> Path:
@@ -194,6 +194,25 @@ def item_problem(item: Any) -> str | None:
     return f"is {shown} (JSON {_JSON_TYPES.get(type(item), type(item).__name__)}), not an object, a 5-list or an evidence line"
 
 
+_NUMBER_TYPES = (int, float)
+
+
+def _plain_item(item: Any) -> bool:
+    """Whether ``item`` is a triple dict that :func:`_normalise_item` keeps and :func:`item_problem` accepts.
+
+    A sufficient test only (exact ``int``/``float`` times and score, a full key
+    space): anything else takes the general path.
+    """
+    if type(item) is not dict:
+        return False
+    if type(item.get("t_start")) not in _NUMBER_TYPES or type(item.get("t_end")) not in _NUMBER_TYPES:
+        return False
+    if not (("s_id" in item and "r_id" in item and "o_id" in item) or ("s" in item and "r" in item and "o" in item)):
+        return False
+    score = item.get("score")
+    return score is None or type(score) in _NUMBER_TYPES
+
+
 def _form(item: Any) -> str:
     return "line" if isinstance(item, str) else ("list5" if isinstance(item, list) else "triple")
 
@@ -288,6 +307,12 @@ def read_run(path: str | Path) -> RunRecords:
                 items = []
             if not isinstance(items, list):
                 raise fail(f"field {name!r} is a {type(items).__name__}", "a list of evidence items")
+            if all(map(_plain_item, items)):
+                # the run-file form: nothing to normalise, nothing wrong (the common case, checked cheaply)
+                if items:
+                    forms.add("triple")
+                lists[name] = items
+                continue
             normalised = [_normalise_item(item, ids) for item in items]
             for i, item in enumerate(normalised):
                 problem = item_problem(item)
@@ -295,7 +320,8 @@ def read_run(path: str | Path) -> RunRecords:
                     raise fail(f"{name}[{i}] {problem}", _EXPECTED_ITEMS)
             forms.update(_form(item) for item in items)
             lists[name] = normalised
-        if id_key == "id" and evidence_key == "evidence" and lists["evidence"] == rec["evidence"]:
+        if id_key == "id" and evidence_key == "evidence" and (lists["evidence"] is rec["evidence"]
+                                                              or lists["evidence"] == rec["evidence"]):
             record = rec  # a SPEC §6.1 record: kept as it is
             record.setdefault("cutoff_ties", [])
             if record["cutoff_ties"] is None:
@@ -308,6 +334,25 @@ def read_run(path: str | Path) -> RunRecords:
         first_line[qid] = number if number is not None else position
         out[qid] = record
     out.item_form = forms.pop() if len(forms) == 1 else ("mixed" if forms else "")
+    return out
+
+
+def run_records(path: str | Path, records: Iterable[dict[str, Any]]) -> RunRecords:
+    """What :func:`read_run` returns for a run file of SPEC §6.1 that holds ``records`` (one per line, in order).
+
+    For a caller that wrote the file and kept its records: no second parse.
+    """
+    out = RunRecords()
+    out.path = Path(path)
+    out.lines = {}
+    any_items = False
+    for number, record in enumerate(records, start=1):
+        if record.get("cutoff_ties") is None:
+            record["cutoff_ties"] = []
+        any_items = any_items or bool(record["evidence"]) or bool(record["cutoff_ties"])
+        out.lines.setdefault(record["id"], number)
+        out[record["id"]] = record
+    out.item_form = "triple" if any_items else ""
     return out
 
 

@@ -57,7 +57,10 @@ def test_cache_reused_and_identical(inputs) -> None:
     assert not first.from_cache and second.from_cache
     same(first, second)
     files = sorted(p.name for p in second.cache_path.iterdir())
-    assert files == ["arrays.npz", "manifest.json", "meta.json"]
+    assert files == ["arrays", "manifest.json", "meta.json"]
+    # every array memory-mapped, read-only: processes share the pages
+    for array in (second.kg.head, second.bm25.post_groups, second.incidence.year_rows):
+        assert isinstance(array.base, np.memmap) and not array.flags.writeable
 
 
 def test_changed_input_rebuilds(inputs) -> None:
@@ -71,7 +74,7 @@ def test_changed_input_rebuilds(inputs) -> None:
     assert not third.from_cache and third.kg.n_rows == 5
 
 
-@pytest.mark.parametrize("victim", ["arrays.npz", "meta.json", "manifest.json"])
+@pytest.mark.parametrize("victim", ["arrays/kg__head.npy", "arrays/bm25__post_tf.npy", "meta.json", "manifest.json"])
 def test_corrupted_cache_is_rebuilt(inputs, victim: str, capsys) -> None:
     first = load_index(inputs["kg"], inputs["labels"], None, cache_dir=inputs["cache"])
     path = first.cache_path / victim
@@ -86,7 +89,7 @@ def test_corrupted_cache_is_rebuilt(inputs, victim: str, capsys) -> None:
 
 def test_flipped_byte_is_detected(inputs, capsys) -> None:
     first = load_index(inputs["kg"], None, None, cache_dir=inputs["cache"])
-    path = first.cache_path / "arrays.npz"
+    path = first.cache_path / "arrays" / "incidence__rows.npy"
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))

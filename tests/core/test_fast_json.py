@@ -1,0 +1,116 @@
+"""The fast JSON paths (orjson) give exactly the standard library's bytes and values.
+
+``dumps_compact`` must equal ``json.dumps(obj, ensure_ascii=False,
+separators=(",", ":"))`` byte for byte (run files, the report's blob), and
+``read_jsonl``/``loads_fast`` must give ``json.loads``'s values, types and
+errors, on random records: non-ASCII and control characters, floats of every
+magnitude (orjson writes some of them differently), integers beyond 64 bits,
+NaN and infinities, nesting.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tempbench.core.errors import InputError
+from tempbench.core.jsonl import dumps_compact, loads_fast, read_jsonl
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)  # surrogate-free: writable as UTF-8
+FLOATS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=1e-9, max_value=1e-3),  # orjson writes 0.00001 where Python writes 1e-05
+    st.floats(min_value=1e15, max_value=1e18),
+    st.sampled_from([0.0, -0.0, 1e-4, 1e-5, 1e-7, 1e16, 1e22, 5e-324, 1.7976931348623157e308, 0.1, 2.5]),
+)
+INTS = st.one_of(st.integers(-(2**70), 2**70), st.integers(-10, 10))
+SCALARS = st.one_of(st.none(), st.booleans(), INTS, FLOATS, TEXT)
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                       st.dictionaries(TEXT, inner, max_size=4)), max_leaves=20)
+
+
+def _std(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(VALUES)
+def test_dumps_compact_is_the_standard_librarys_bytes(value):
+    assert dumps_compact(value) == _std(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"id": TEXT, "score": FLOATS, "t_start": INTS, "line": TEXT,
+                                       "anchor": st.one_of(st.none(), TEXT)}), max_size=5))
+def test_run_records_are_written_as_before(items):
+    record = {"id": "q1", "split": "test", "evidence": items, "cutoff_ties": []}
+    assert dumps_compact(record) == _std(record)
+
+
+def test_tuples_and_odd_keys_are_written_as_the_standard_library_writes_them():
+    for value in [(1, 2.5, "x"), {1: "a", 2.5: "b", None: "c", False: "d"}, {"a": (1e-7,)}, "\u2028\u2029\x7f\x00\x1f"]:
+        assert dumps_compact(value) == _std(value)
+
+
+def _same(a, b) -> bool:
+    return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False) and type(a) is type(b)
+
+
+@settings(max_examples=800, deadline=None)
+@given(VALUES)
+def test_loads_fast_is_json_loads(value):
+    text = _std(value)
+    got, want = loads_fast(text), json.loads(text)
+    assert _same(got, want)
+    assert _same(loads_fast(text.encode("utf-8")), want)
+
+
+def test_loads_fast_reads_what_only_the_standard_library_reads():
+    for text in ['{"a": NaN}', "[Infinity, -Infinity]", "1e400", '"\\ud800"', "123456789012345678901234567890",
+                 '{"a": 1, "a": 2}', "[18446744073709551616, 9223372036854775808]"]:
+        got, want = loads_fast(text), json.loads(text)
+        assert repr(got) == repr(want)
+        if isinstance(want, float) and math.isnan(want):
+            assert math.isnan(got)
+    with pytest.raises(json.JSONDecodeError):
+        loads_fast("{")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(TEXT, SCALARS, max_size=4), max_size=6), st.booleans(), st.booleans())
+def test_read_jsonl_equals_line_by_line_json(records, crlf, bom):
+    end = "\r\n" if crlf else "\n"
+    text = ("\ufeff" if bom else "") + "".join(_std(r) + end + ("  " + end if i % 2 else "") for i, r in enumerate(records))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "x.jsonl"
+        path.write_bytes(text.encode("utf-8"))
+        got = list(read_jsonl(path))
+    want = []
+    for number, line in enumerate(text.lstrip("\ufeff").split("\n"), start=1):
+        if line.strip():
+            want.append((number, json.loads(line)))
+    assert [(n, json.dumps(v)) for n, v in got] == [(n, json.dumps(v)) for n, v in want]
+
+
+def test_read_jsonl_errors_name_the_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": NaN}\n{"c": 123456789012345678901234567890}\n{"d": \n')
+    rows = []
+    with pytest.raises(InputError) as exc:
+        for row in read_jsonl(path):
+            rows.append(row)
+    assert [n for n, _ in rows] == [1, 2, 3]
+    assert math.isnan(rows[1][1]["b"]) and rows[2][1]["c"] == 123456789012345678901234567890
+    assert ":4" in str(exc.value) and "not valid JSON" in str(exc.value)
+    path.write_bytes(b'{"a": 1}\n\xff\n')
+    with pytest.raises(InputError, match="invalid UTF-8"):
+        list(read_jsonl(path))
+    path.write_bytes(b'{"a": 1}\n{"b": 2')
+    with pytest.raises(InputError, match="truncated JSON"):
+        list(read_jsonl(path))

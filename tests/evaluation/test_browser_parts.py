@@ -1,0 +1,69 @@
+"""report.html's blob made in parts (one per configuration, possibly in other processes) and merged.
+
+The merged blob must be what one pass over the configurations makes: every
+entry's string indices name the same texts as in its part, and the shared
+table lists the strings in the order of their first use (configurations in
+order, questions in order, the anchor's four texts, then the evidence lines,
+then the cut-off ties), each once; a question's row comes from the first
+configuration that has it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from eval.explain import Explainer
+from eval.report.html import browser_part, browser_questions, merge_parts, row_sources
+from retriever import Retriever, load_benchmark, load_config
+from tempbench.data import resolve_data
+
+
+@pytest.fixture(scope="module")
+def parts(small_sample, small_index):
+    data = resolve_data(data=small_sample)
+    questions = load_benchmark(data.benchmark, data.benchmark_ids)[:150]
+    names = ["oracle", "nonoracle"]
+    runs = {}
+    for k, name in enumerate(names):
+        retriever = Retriever(small_index, load_config(name))
+        # the second run lacks some questions and has others: rows must come from the first that has them
+        runs[name] = {q["id"]: retriever.retrieve(q) for q in questions[k * 20:]} if k else \
+            {q["id"]: retriever.retrieve(q) for q in questions[:130]}
+    chosen = browser_questions(questions, runs)
+    rows_from = row_sources(chosen, names, runs)
+    made = {n: browser_part(chosen, n, runs[n], Explainer(small_index, load_config(n)), rows_from[n]) for n in names}
+    return chosen, names, runs, made, merge_parts(chosen, names, made)
+
+
+def _slots(entry):
+    a = entry["a"]
+    return [i for i in a[1:5] if i is not None] + [x[0] for x in entry["ev"]] + [x[0] for x in entry["ti"]]
+
+
+def test_indices_name_the_same_texts(parts):
+    _chosen, names, _runs, made, blob = parts
+    for name in names:
+        for local, merged in zip(made[name]["entries"], blob["runs"][name], strict=True):
+            assert (local is None) == (merged is None)
+            if local is not None:
+                assert [made[name]["strings"][i] for i in _slots(local)] == [blob["strings"][i] for i in _slots(merged)]
+
+
+def test_the_table_is_in_order_of_first_use(parts):
+    _chosen, names, _runs, _made, blob = parts
+    order: list[int] = []
+    for name in names:
+        for entry in blob["runs"][name]:
+            for i in _slots(entry) if entry is not None else []:
+                if i not in order:
+                    order.append(i)
+    assert order == list(range(len(blob["strings"])))
+    assert len(set(blob["strings"])) == len(blob["strings"])
+
+
+def test_rows_come_from_the_first_configuration_that_has_the_question(parts):
+    chosen, names, runs, made, blob = parts
+    assert all(blob["questions"])
+    for j, q in enumerate(chosen):
+        first = next(n for n in names if q["id"] in runs[n])
+        assert blob["questions"][j] == dict(made[first]["rows"])[j]

@@ -1,0 +1,78 @@
+"""A run kept in memory (``run_to_file(records=...)``) is exactly what its file holds, for any number of workers.
+
+``tempbench reproduce`` scores the records it keeps instead of reading the run
+back: they must equal, value for value, what :func:`read_run` reads from the
+file (and :func:`run_records` must give the same mapping, line numbers
+included), whether they came from this process, from worker processes (parsed
+from their shards) or from a resumed shard. A given index and benchmark are used
+as given.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retriever import load_benchmark, load_index, runner
+from retriever.config import load_config
+from tempbench.core.runfile import read_run, run_records
+from tempbench.data import resolve_data
+
+
+@pytest.fixture(scope="module")
+def data(small_sample):
+    return resolve_data(data=small_sample)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_kept_records_are_the_file(data, tmp_path, monkeypatch, workers):
+    monkeypatch.setattr(runner, "SHARD_SIZE", 64)
+    out = tmp_path / "oracle.jsonl"
+    records: list[dict] = []
+    runner.run_to_file(load_config("oracle"), data, split="all", out_path=out, workers=workers, show_progress=False,
+                       records=records)
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert records == [json.loads(line) for line in lines] and len(records) > 64
+    # types too (a tuple or a numpy float would compare equal but write differently)
+    assert json.dumps(records, ensure_ascii=False) == json.dumps([json.loads(x) for x in lines], ensure_ascii=False)
+    kept, read = run_records(out, records), read_run(out)
+    assert kept == read and kept.lines == read.lines and kept.path == read.path
+    assert (kept.item_form, kept.id_key, kept.evidence_key) == (read.item_form, read.id_key, read.evidence_key)
+
+
+def test_given_index_and_benchmark_give_the_same_bytes(data, tmp_path):
+    cfg = load_config("nonoracle")
+    plain = tmp_path / "plain.jsonl"
+    runner.run_to_file(cfg, data, split="test", out_path=plain, show_progress=False)
+    given = tmp_path / "given.jsonl"
+    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark)
+    questions = load_benchmark(data.benchmark, data.benchmark_ids)
+    records: list[dict] = []
+    runner.run_to_file(cfg, data, split="test", out_path=given, show_progress=False, index=index,
+                       questions=questions, records=records)
+    assert plain.read_bytes() == given.read_bytes()
+    assert [r["id"] for r in records] == [q["id"] for q in questions if q["split"] == "test"]
+
+
+def test_resumed_shards_reach_the_kept_records(data, tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "SHARD_SIZE", 64)
+    cfg = load_config("oracle")
+    out = tmp_path / "run.jsonl"
+    calls = {"n": 0}
+    original = runner._compute_shard
+
+    def crash_after_two(i):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt
+        return original(i)
+
+    monkeypatch.setattr(runner, "_compute_shard", crash_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_to_file(cfg, data, split="all", out_path=out, show_progress=False)
+    monkeypatch.setattr(runner, "_compute_shard", original)
+    records: list[dict] = []
+    meta = runner.run_to_file(cfg, data, split="all", out_path=out, show_progress=False, resume=True, records=records)
+    assert meta["resumed_shards"] == 2
+    assert records == [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
