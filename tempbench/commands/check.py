@@ -14,6 +14,7 @@ from pathlib import Path
 from tempbench.check import RELEASE, CheckReport, check_data
 from tempbench.core.atomic import write_json
 from tempbench.core.console import format_cell, info, print_table
+from tempbench.core.outputs import check_output_file
 from tempbench.data import add_data_arguments, data_from_args
 
 
@@ -56,6 +57,8 @@ def _count(quantity: str, value: int | None) -> str | int | None:
 def run(args: argparse.Namespace) -> int:
     """Check; write ``--json``; exit 0 unless an error-level finding (2)."""
     data = data_from_args(args)
+    if args.json:
+        check_output_file(args.json, data.input_files(), "--json")
     report = check_data(data, paper_numbers=args.paper_numbers)
     print_report(report)
     if args.json:

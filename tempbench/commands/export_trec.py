@@ -18,9 +18,10 @@ from pathlib import Path
 from eval.keyspace import KEY_CHOICES, resolve_question
 from eval.scoring import select
 from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, write_export
-from tempbench.commands._scoring import load_inputs
+from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
 from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, EvidenceError, RunMismatchError
+from tempbench.core.outputs import check_output_file, claim_output_dir
 from tempbench.core.progress import progress
 from tempbench.core.runfile import read_run
 from tempbench.core.schema import SPLIT_CHOICES
@@ -61,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="key space for matching evidence to gold and for the document ids (SPEC §3.1; default "
                              "auto: ids when the gold and the items carry them)")
     parser.add_argument("--tag", help="TREC tag column of every run file (default: each run's <name>)")
+    add_force_argument(parser)
     add_data_arguments(parser, kg=False)
 
 
@@ -80,11 +82,12 @@ def run(args: argparse.Namespace) -> int:
                               f"{name}{RUN_SUFFIX}; give the runs different file names")
     out_dir = Path(args.out) if args.out else Path(args.run[0]).parent / DEFAULT_DIR
     paths = data_from_args(args)
-    outputs = [out_dir / QRELS_NAME, *(out_dir / f"{n}{RUN_SUFFIX}" for n in names)]
-    inputs = {Path(p).resolve() for p in [*args.run, paths.benchmark, paths.benchmark_ids] if p is not None}
-    for target in outputs:
-        if target.resolve() in inputs:
-            raise ConfigError(f"output {target} is one of the inputs; choose another --out")
+    inputs = [*args.run, *paths.input_files()]
+    claim_output_dir(out_dir, "outputs", inputs, create=False)
+    for target in [out_dir / QRELS_NAME, *(out_dir / f"{n}{RUN_SUFFIX}" for n in names)]:
+        if target.exists():
+            check_output_file(target, inputs, "--out")
+    check_runs(args, *args.run)
 
     questions, _, _ = load_inputs(args)
     records = [read_run(p) for p in args.run]
@@ -115,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
                 raise EvidenceError(f"{where}: {exc}") from None
         resolved[name] = res
     export = build_export(chosen or [], resolved, key=args.key)
+    claim_output_dir(out_dir, "outputs", inputs)
     written = write_export(out_dir, export, {n: args.tag for n in names} if args.tag else None)
 
     empty = (f"; the {export.empty_rel} without one have no line, as SPEC §3.4 leaves them out of the average"

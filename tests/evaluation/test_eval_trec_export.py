@@ -327,7 +327,7 @@ def test_cli_errors_exit_2(tmp_path, capsys):
 
     clash = _write_jsonl(tmp_path / "o" / "qrels.txt", run_a)  # an input where the qrels would go
     assert main(["export-trec", str(clash), *argv, "--out", str(tmp_path / "o")]) == 2
-    assert "is one of the inputs" in capsys.readouterr().err
+    assert "is an input of this command" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(
