@@ -56,5 +56,6 @@ def run(args: argparse.Namespace) -> int:
         if "summary" in d:
             s = d["summary"]
             info(f"baselines/{name} vs {d['config']}: exact match {s['exact']} of {s['baseline_questions']} ({s['exact_share']:.1%})")
-    info(f"wrote {out}/report.md, {out}/audit.json, {out}/scores/, {out}/runs/ in {time.perf_counter() - t_all:.1f} s")
+    info(f"wrote {out}/report.md, {out}/report.html, {out}/audit.json, {out}/scores/, {out}/runs/, {out}/explain/ "
+         f"in {time.perf_counter() - t_all:.1f} s")
     return 0
