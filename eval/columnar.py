@@ -44,8 +44,8 @@ import numpy as np
 
 from eval.keyspace import KEY_CHOICES, GoldTriple, Resolved, resolve_question, score_value
 from eval.measures import RANK_MEASURES, Measure
-from eval.negatives import RATE_NAMES, TYPES, question_indicators, replaced_pair
-from eval.rank import macro, rank_kernel
+from eval.negatives import RATE_NAMES, TYPES, negatives_result, question_indicators, replaced_pair
+from eval.rank import rank_kernel, rank_result
 from eval.relevance import hit_list
 from eval.ties import rank_tie_vectors, tie_summary, trp_ccr_ties
 from eval.trp_ccr import row_from_resolved
@@ -507,13 +507,7 @@ def rank_metrics(cols: Columns, measures: Sequence[Measure] = RANK_MEASURES) -> 
     """:func:`eval.rank.rank_metrics` over the columns (same keys, same values)."""
     gains, n_rel, _ = hit_matrix(cols)
     per_q = rank_kernel(gains, n_rel, measures)
-    return {
-        "per_question": per_q,
-        "macro": {name: macro(v) for name, v in per_q.items()},
-        "n_rel": n_rel,
-        "n_evaluated": int((n_rel > 0).sum()),
-        "n_empty_rel": int((n_rel == 0).sum()),
-    }
+    return rank_result(per_q, n_rel)
 
 
 # -- tie-aware expectations (SPEC §3.5) ------------------------------------------------------------
@@ -722,13 +716,7 @@ def negatives_report(cols: Columns, flags: Mapping[Any, Mapping[str, bool]] | No
             for name in names:
                 value = ind[name] if ind is not None else bool(indicators_q[name][i])
                 indicators[name].append(int(value) if functional else None)
-    if flags is None:
-        return {"rates": None, "counts": counts, "indicators": indicators}
-    rates = {}
-    for name, vals in indicators.items():
-        kept = [v for v in vals if v is not None]
-        rates[name] = {"rate": (sum(kept) / len(kept)) if kept else None, "n": len(kept)}
-    return {"rates": rates, "counts": counts, "indicators": indicators}
+    return negatives_result(indicators, counts, flags is not None)
 
 
 # -- the key-space effect (SPEC §3.1) ---------------------------------------------------------------

@@ -150,7 +150,13 @@ def negatives_report(
             counts[kind]["functional"] += functional
             for name in names:
                 indicators[name].append(int(ind[name]) if functional else None)
-    if flags is None:
+    return negatives_result(indicators, counts, flags is not None)
+
+
+def negatives_result(indicators: dict[str, list[int | None]], counts: dict[str, dict[str, int]],
+                     flags_found: bool) -> dict[str, Any]:
+    """The rates ``name -> {rate, n}`` over the questions with a defined indicator (``rates`` is None without flags)."""
+    if not flags_found:
         return {"rates": None, "counts": counts, "indicators": indicators}
     rates = {}
     for name, vals in indicators.items():

@@ -132,6 +132,11 @@ def rank_metrics(resolved: Sequence[Resolved], measures: Sequence[Measure] = RAN
     else:
         width = max([m.cutoff or 1 for m in measures] + [len(x) for x in lists])
         per_q = rank_kernel(to_matrix(lists, width), n_rel, measures)
+    return rank_result(per_q, n_rel)
+
+
+def rank_result(per_q: dict[str, np.ndarray], n_rel: np.ndarray) -> dict[str, Any]:
+    """Per-question arrays, their macro values and the counts of questions with and without a relevant triple."""
     return {
         "per_question": per_q,
         "macro": {name: macro(v) for name, v in per_q.items()},
