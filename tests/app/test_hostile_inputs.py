@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+from reference.tiny import good_root
 
 from tempbench.cli import main
-
-GOOD = Path(__file__).resolve().parents[1] / "data" / "bad" / "good"
 
 
 @pytest.fixture()
 def root(tmp_path: Path) -> Path:
-    root = tmp_path / "data"
-    (root / "benchmark").mkdir(parents=True)
-    shutil.copy(GOOD / "kg.csv", root / "tkgl-smallpedia_edgelist.csv")
-    shutil.copy(GOOD / "labels.tsv", root / "labels.tsv")
-    shutil.copy(GOOD / "benchmark_labelled.jsonl", root / "benchmark" / "benchmark_labelled.jsonl")
-    return root
+    return good_root(tmp_path / "data")
 
 
 def _fails(argv: list[str], capsys, *expected: str) -> str:

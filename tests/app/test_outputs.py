@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+from reference.tiny import good_root
 
 from tempbench.cli import main
 from tempbench.core.outputs import LEDGER
-
-GOOD = Path(__file__).resolve().parents[1] / "data" / "bad" / "good"
 
 
 def _digest(path: Path) -> str:
@@ -25,12 +23,7 @@ def _digest(path: Path) -> str:
 
 @pytest.fixture()
 def data(tmp_path: Path) -> Path:
-    root = tmp_path / "data"
-    (root / "benchmark").mkdir(parents=True)
-    shutil.copy(GOOD / "kg.csv", root / "tkgl-smallpedia_edgelist.csv")
-    shutil.copy(GOOD / "labels.tsv", root / "labels.tsv")
-    shutil.copy(GOOD / "benchmark_labelled.jsonl", root / "benchmark" / "benchmark_labelled.jsonl")
-    return root
+    return good_root(tmp_path / "data")
 
 
 def _refused(argv: list[str], protected: Path, capsys, expect: str) -> None:

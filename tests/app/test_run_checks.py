@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from reference.tiny import good_root
 
 from tempbench.cli import main
-
-GOOD = Path(__file__).resolve().parents[1] / "data" / "bad" / "good"
-
-
-def _root(path: Path) -> Path:
-    (path / "benchmark").mkdir(parents=True)
-    shutil.copy(GOOD / "kg.csv", path / "tkgl-smallpedia_edgelist.csv")
-    shutil.copy(GOOD / "labels.tsv", path / "labels.tsv")
-    shutil.copy(GOOD / "benchmark_labelled.jsonl", path / "benchmark" / "benchmark_labelled.jsonl")
-    return path
 
 
 @pytest.fixture()
 def two_roots(tmp_path: Path) -> tuple[Path, Path]:
-    a, b = _root(tmp_path / "a"), _root(tmp_path / "b")
+    a, b = good_root(tmp_path / "a"), good_root(tmp_path / "b")
     bench = b / "benchmark" / "benchmark_labelled.jsonl"
     bench.write_text(bench.read_text(encoding="utf-8").replace("?", " ?"), encoding="utf-8")  # same ids, other bytes
     return a, b

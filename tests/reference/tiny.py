@@ -7,6 +7,8 @@ derived by hand on a handful of rows.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -49,3 +51,16 @@ def make_index(rows=ROWS, labels=LABELS):
     rlab = [render(labels, r) for r in rels]
     return SimpleNamespace(kg=kg, entity_labels=elab, relation_labels=rlab, incidence=Incidence.build(kg),
                            bm25=BM25.build(kg, elab, rlab), fingerprint="tiny")
+
+
+#: The hand-made good input files of the bad-input corpus (``tests/data/bad/good``).
+GOOD = Path(__file__).resolve().parents[1] / "data" / "bad" / "good"
+
+
+def good_root(path: Path) -> Path:
+    """A data root at ``path`` (SPEC §1.5 layout) holding copies of the corpus's good KG, labels and benchmark."""
+    (path / "benchmark").mkdir(parents=True)
+    shutil.copy(GOOD / "kg.csv", path / "tkgl-smallpedia_edgelist.csv")
+    shutil.copy(GOOD / "labels.tsv", path / "labels.tsv")
+    shutil.copy(GOOD / "benchmark_labelled.jsonl", path / "benchmark" / "benchmark_labelled.jsonl")
+    return path
