@@ -62,10 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from eval.keyspace import GoldTriple, Resolved, resolve_question
+from eval.columnar import resolve_fast
+from eval.keyspace import GoldTriple, Resolved
 from eval.negatives import differing_triples
 from eval.trp_ccr import is_hit
-from retriever import Retriever, from_mapping
+from retriever import PoolSummary, Retriever, from_mapping
 from tempbench.core.errors import ConfigError, RunMismatchError
 from tempbench.core.runfile import meta_path, read_meta
 from tempbench.core.schema import ID_KEYS, LABEL_KEYS, format_span, valid_at
@@ -175,11 +176,17 @@ class Explainer:
     config:
         The run's :class:`retriever.RetrieverConfig` (anchor rule, hops, caps,
         filter, ``cap_scope``/``cap_counts``).
+    pools:
+        Optional ``{question id: PoolSummary}`` kept by the run itself
+        (``run_to_file(..., pools=...)``): the run's pool of a question is
+        then read there instead of expanded again. Only for records of that
+        very run (same anchor, same configuration).
     """
 
-    def __init__(self, index: Any, config: Any) -> None:
+    def __init__(self, index: Any, config: Any, pools: Mapping[Any, PoolSummary | None] | None = None) -> None:
         self.index = index
         self.config = config
+        self.pools = pools or {}
         self.retriever = Retriever(index, config)
         self.bfs = self.retriever.bfs
         kg = index.kg
@@ -240,6 +247,11 @@ class Explainer:
         rows = rows[valid_at(years, years, float(t_query))]
         return np.unique(rows)
 
+    def pool_summary(self, question: Mapping[str, Any], anchor: int | None) -> PoolSummary | None:
+        """The run's kept summary of the question's pool, or ``None`` when it must be expanded."""
+        summary = self.pools.get(question.get("id"))
+        return summary if summary is not None and anchor is not None else None
+
     # -- anchors ----------------------------------------------------------------------
     def run_anchor(self, question: Mapping[str, Any], record: Mapping[str, Any]) -> int | None:
         """The KG entity the run expanded from (see the module's decisions)."""
@@ -279,7 +291,7 @@ class Explainer:
         return self._explain(question, record, True)
 
     def _explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool) -> Explanation:
-        res = resolve_question(question, record.get("evidence") or [], key="auto", extra=record.get("cutoff_ties") or [])
+        res = resolve_fast(question, record.get("evidence") or [], key="auto", extra=record.get("cutoff_ties") or [])
         tq = res.tq
         hops = gold_hops(res.gold)
         # hop -> gold class of the resolved evidence (one to one when both use the hop's space)
@@ -316,7 +328,7 @@ class Explainer:
         explanation.anchor = anchor
         gold = self.gold_subject(question)
         explanation.gold_subject = gold
-        pools = _Pools(self.bfs, anchor, tq)
+        pools = _Pools(self.bfs, anchor, tq, self.pool_summary(question, anchor))
         for i in pending:
             hop = hops[i]
             rows = self.valid_rows(hop, tq)
@@ -347,12 +359,12 @@ class Explainer:
 class _Pools:
     """The counterfactual pools of one question, each computed at most once, when first needed."""
 
-    def __init__(self, bfs: Any, anchor: int | None, t_query: float) -> None:
+    def __init__(self, bfs: Any, anchor: int | None, t_query: float, summary: PoolSummary | None = None) -> None:
         self.bfs = bfs
         self.anchor = anchor
         self.t_query = t_query
         self._reach: dict[bool | None, np.ndarray] = {}
-        self._run: np.ndarray | None = None
+        self._run: np.ndarray | None = None if summary is None else summary.rows
 
     def reach(self, filtered: bool | None) -> np.ndarray:
         # the unfiltered pool of a run without filter is its own uncapped pool
@@ -546,7 +558,7 @@ def _triple_view(t: GoldTriple) -> dict[str, Any]:
 
 
 def question_detail(explainer: Explainer, question: Mapping[str, Any], record: Mapping[str, Any],
-                    facts: bool = True) -> dict[str, Any]:
+                    facts: bool = True, shared: dict[Any, Any] | None = None) -> dict[str, Any]:
     """Everything ``tempbench show`` prints about one question of a run, as plain data.
 
     Keys: ``id, question, t_query, answer, operator, complexity, config``;
@@ -556,6 +568,9 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
     ``anchor`` (run anchor, gold subject, hit); ``pool`` (rows per hop, caps,
     eligible rows, caps hit); ``evidence`` and ``cutoff_ties`` (rank, mark,
     score, line, in the cut-off tie group).
+
+    ``shared``: a cache, kept by the caller across configurations, of what
+    depends on the question alone (the ``S_stale``/``S_dist`` replacements).
     """
     ex = explainer.explain(question, record, facts=facts)
     res = ex.resolved
@@ -569,14 +584,12 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         hops.append({"hop": len(hops) + 1, "position": hop.position, "space": hop.space, **_triple_view(hop.triple),
                      "stage": hop.stage, **hop.facts})
 
-    replacements: dict[str, list[dict[str, Any]]] = {}
-    negatives: dict[str, list[GoldTriple]] = {}
-    for variant in ("S_stale", "S_dist"):
-        gone, new = differing_triples(question, variant, star=res.gold)
-        negatives[variant] = new
-        replacements[variant] = [{"replaced": _triple_view(g) if g is not None else None,
-                                  "replacement": _triple_view(n) if n is not None else None}
-                                 for g, n in _pairs(gone, new)]
+    known = None if shared is None else shared.get(("negatives", question.get("id")))
+    if known is None or known[0] is not question:
+        known = (question, *_replacements(question, res.gold))
+        if shared is not None:
+            shared[("negatives", question.get("id"))] = known
+    _, replacements, negatives = known
 
     anchor_rec = record.get("anchor") if isinstance(record.get("anchor"), Mapping) else None
     anchor_idx = explainer.run_anchor(question, record)
@@ -594,14 +607,16 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         "hit": None if gold_idx is None else anchor_idx == gold_idx,
     }
 
-    exp = explainer.bfs.expand(anchor_idx, tq, count_eligible=True)
+    summary = explainer.pool_summary(question, anchor_idx)
+    if summary is None:
+        summary = PoolSummary.of(explainer.bfs.expand(anchor_idx, tq, count_eligible=True))
     caps = list(cfg.caps[: cfg.hops])
     pool = {
         "hops": cfg.hops, "caps": caps,
-        "rows": list(exp.hop_sizes) or [0] * cfg.hops,
-        "eligible": list(exp.eligible) or [0] * cfg.hops,
-        "cap_hit": [e > r for r, e in zip(exp.hop_sizes, exp.eligible, strict=True)] or [False] * cfg.hops,
-        "pool_rows": int(len(exp.pool)), "candidates": int(len(exp.rows)),
+        "rows": list(summary.hop_sizes) or [0] * cfg.hops,
+        "eligible": list(summary.eligible) or [0] * cfg.hops,
+        "cap_hit": [e > r for r, e in zip(summary.hop_sizes, summary.eligible, strict=True)] or [False] * cfg.hops,
+        "pool_rows": int(len(summary.rows)), "candidates": summary.candidates,
         "temporal_filter": cfg.temporal_filter, "cap_scope": cfg.cap_scope, "cap_counts": cfg.cap_counts,
     }
 
@@ -650,6 +665,20 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         "evidence": view(evidence, res.items, 1, lambda s: kth is not None and s == kth),
         "cutoff_ties": view(ties, res.extra, len(evidence) + 1, lambda s: True),
     }
+
+
+def _replacements(question: Mapping[str, Any], gold: list[GoldTriple]) -> tuple[dict[str, list[dict[str, Any]]],
+                                                                              dict[str, list[GoldTriple]]]:
+    """Per negative list: its replaced hop -> replacement views, and its triples missing from ``S_star``."""
+    replacements: dict[str, list[dict[str, Any]]] = {}
+    negatives: dict[str, list[GoldTriple]] = {}
+    for variant in ("S_stale", "S_dist"):
+        gone, new = differing_triples(question, variant, star=gold)
+        negatives[variant] = new
+        replacements[variant] = [{"replaced": _triple_view(g) if g is not None else None,
+                                  "replacement": _triple_view(n) if n is not None else None}
+                                 for g, n in _pairs(gone, new)]
+    return replacements, negatives
 
 
 def _pairs(gone: list[GoldTriple], new: list[GoldTriple]) -> list[tuple[GoldTriple | None, GoldTriple | None]]:

@@ -12,7 +12,7 @@ package is imported from outside it)::
 
 from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
 from retriever.benchmark import load_benchmark, load_flags
-from retriever.bfs import BFS, Expansion
+from retriever.bfs import BFS, Expansion, PoolSummary
 from retriever.bm25 import BM25
 from retriever.config import RetrieverConfig, from_mapping, load_config, looks_like_path, parse_override, valid_keys
 from retriever.incidence import Incidence
@@ -36,6 +36,7 @@ __all__ = [
     "KGIndex",
     "LinkerAnchor",
     "OracleAnchor",
+    "PoolSummary",
     "Retriever",
     "RetrieverConfig",
     "combine_labels",

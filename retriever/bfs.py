@@ -77,6 +77,34 @@ class Expansion:
     eligible: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class PoolSummary:
+    """What the loss attribution (SPEC §7) and the question browser read of one question's pool.
+
+    Kept from the run itself (``run_to_file(..., pools=...)``), so that they
+    need not expand the pool again.
+
+    Attributes
+    ----------
+    rows:
+        The pool's row ids before deduplication, ascending.
+    hop_sizes, eligible:
+        As in :class:`Expansion` (``eligible`` counted).
+    candidates:
+        Rows after the ``(s, r, o)`` deduplication.
+    """
+
+    rows: np.ndarray
+    hop_sizes: tuple[int, ...]
+    eligible: tuple[int, ...]
+    candidates: int
+
+    @classmethod
+    def of(cls, expansion: Expansion) -> PoolSummary:
+        """The summary of an expansion made with ``count_eligible=True``."""
+        return cls(np.sort(expansion.pool), expansion.hop_sizes, expansion.eligible, int(len(expansion.rows)))
+
+
 def triple_ids(head: np.ndarray, relation: np.ndarray, tail: np.ndarray) -> np.ndarray:
     """Dense id of each row's ``(s, r, o)``: equal ids iff equal triples."""
     n = len(head)
@@ -220,19 +248,33 @@ class BFS:
 
     def _count_eligible(self, frontier: np.ndarray, values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
                         seen: np.ndarray) -> int:
-        """Distinct rows incident to ``frontier`` that pass the filter and are not in ``seen`` (no sort).
+        """Distinct rows incident to ``frontier`` that pass the filter and are not in ``seen``.
 
         A row incident to two frontier nodes is listed once under each (a
-        self-loop once in all); a seen row that is incident to the frontier
-        passed the same filter, so it is among the listed rows.
+        self-loop once in all), so the distinct rows are the listed ones minus
+        the rows joining two frontier nodes. Those are counted without reading
+        the longest list (a hub's, typically): a row joining two other nodes
+        is met twice in the lists read, one joining such a node to the hub
+        once. A seen row that is incident to the frontier passed the same
+        filter, so it is among the listed rows.
         """
-        rows = _gather(values, starts, stops)
+        lengths = stops - starts
+        if len(frontier) == 1 and not len(seen):
+            return int(lengths.sum())
         in_frontier = np.zeros(self.n_entities, dtype=bool)
         in_frontier[frontier] = True
-        h, t = self.head[rows], self.tail[rows]
-        twice = int(np.count_nonzero(in_frontier[h] & in_frontier[t] & (h != t)))
+        joining = 0
+        if len(frontier) > 1:
+            hub = int(np.argmax(lengths))
+            rest = np.ones(len(frontier), dtype=bool)
+            rest[hub] = False
+            rows = _gather(values, starts[rest], stops[rest])
+            h, t = self.head[rows], self.tail[rows]
+            both = in_frontier[h] & in_frontier[t] & (h != t)
+            with_hub = both & ((h == frontier[hub]) | (t == frontier[hub]))
+            joining = (int(np.count_nonzero(both)) + int(np.count_nonzero(with_hub))) // 2
         touched = int(np.count_nonzero(in_frontier[self.head[seen]] | in_frontier[self.tail[seen]])) if len(seen) else 0
-        return len(rows) - twice // 2 - touched
+        return int(lengths.sum()) - joining - touched
 
     def expand(self, anchor: int | None, t_query: float, count_eligible: bool = False) -> Expansion:
         """Build the candidate pool of one question (SPEC §2.4).

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
-from retriever.bfs import BFS, Expansion
+from retriever.bfs import BFS, Expansion, PoolSummary
 from retriever.config import RetrieverConfig
 from retriever.ranking import Ranker
 from tempbench.core.errors import InputError
@@ -44,6 +44,8 @@ class RetrievalStats:
         The gold first-hop subject carries no ``s_id`` (no id-space twin, or a
         twin triple without ids), so the oracle resolves it by its label
         (SPEC §2.3 fallback).
+    pool:
+        The pool's :class:`~retriever.bfs.PoolSummary`, when asked for.
     """
 
     anchor_hit: bool | None
@@ -52,6 +54,7 @@ class RetrievalStats:
     candidates: int
     hop_sizes: tuple[int, ...]
     oracle_by_label: bool = False
+    pool: PoolSummary | None = None
 
 
 #: Configuration keys that only change how a candidate pool is ranked and rendered
@@ -156,12 +159,12 @@ class Retriever:
         terms = self.index.bm25.query_terms(query_text(question, self.config.query_includes_t_query))
         return self.ranker.items(self.ranker.rank(terms, rows))
 
-    def retrieve_with_stats(self, question: dict[str, Any]) -> tuple[dict[str, Any], RetrievalStats]:
-        """The run record of ``question`` (SPEC §6.1) and its bookkeeping."""
+    def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False) -> tuple[dict[str, Any], RetrievalStats]:
+        """The run record of ``question`` (SPEC §6.1) and its bookkeeping (with its pool's summary when ``keep_pool``)."""
         t_query = _t_query(question)
         gold = self.oracle(question)
         anchor = gold if self.linker is None else self.linker(question)
-        expansion = self.bfs.expand(anchor.index, t_query)
+        expansion = self.bfs.expand(anchor.index, t_query, count_eligible=keep_pool)
         rows = expansion.rows
         evidence, ties = self.rank(question, rows)
         record = {
@@ -173,7 +176,8 @@ class Retriever:
         }
         hit = None if gold.index is None else anchor.index == gold.index
         stats = RetrievalStats(hit, gold.ambiguous, len(expansion.pool), len(rows), expansion.hop_sizes,
-                               oracle_by_label=_gold_subject_by_label(question))
+                               oracle_by_label=_gold_subject_by_label(question),
+                               pool=PoolSummary.of(expansion) if keep_pool else None)
         return record, stats
 
     def retrieve(self, question: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from retriever.benchmark import load_benchmark
+from retriever.bfs import PoolSummary
 from retriever.config import RetrieverConfig
 from retriever.index import load_index
 from retriever.kg import read_edgelist_header
@@ -84,6 +87,46 @@ def _shard_paths(parts: Path, fingerprint: str, i: int) -> tuple[Path, Path]:
     return parts / f"{base}.jsonl", parts / f"{base}.stats.json"
 
 
+def _pools_path(parts: Path, fingerprint: str, i: int) -> Path:
+    return parts / f"{fingerprint[:16]}-{i:05d}.pools.npy"
+
+
+def _save_pools(path: Path, summaries: list[PoolSummary], hops: int) -> None:
+    """A shard's pool summaries as one int64 ``.npy`` (no pickle), for the parent of a worker.
+
+    Layout: ``n``, then one row of ``2 + 2 * hops`` per question (candidates,
+    number of hops recorded, hop sizes, eligible counts, zero-padded), then
+    every question's pool rows in question order.
+    """
+    table = np.zeros((len(summaries), 2 + 2 * hops), dtype=np.int64)
+    for j, s in enumerate(summaries):
+        m = len(s.hop_sizes)
+        table[j, 0], table[j, 1] = s.candidates, m
+        table[j, 2 : 2 + m] = s.hop_sizes
+        table[j, 2 + hops : 2 + hops + len(s.eligible)] = s.eligible
+    flat = np.concatenate([np.array([len(summaries)], dtype=np.int64), table.ravel(),
+                           *(s.rows.astype(np.int64, copy=False) for s in summaries)])
+    with atomic_open(path, "wb", fsync=False) as handle:
+        np.save(handle, flat, allow_pickle=False)
+
+
+def _load_pools(path: Path, hops: int) -> list[PoolSummary]:
+    flat = np.load(path, allow_pickle=False)
+    n = int(flat[0])
+    width = 2 + 2 * hops
+    table = flat[1 : 1 + n * width].reshape(n, width)
+    rows = flat[1 + n * width :]
+    out, at = [], 0
+    for j in range(n):
+        m = int(table[j, 1])
+        sizes = tuple(int(x) for x in table[j, 2 : 2 + m])
+        eligible = tuple(int(x) for x in table[j, 2 + hops : 2 + hops + m])
+        size = sum(sizes)
+        out.append(PoolSummary(rows[at : at + size], sizes, eligible, int(table[j, 0])))
+        at += size
+    return out
+
+
 def _shard_bounds(n: int, size: int | None = None) -> list[tuple[int, int]]:
     size = SHARD_SIZE if size is None else size
     return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
@@ -98,8 +141,12 @@ def _compute_shard(i: int) -> int:
     stats = {"ids": [], "anchor_hit": [], "ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0,
              "with_evidence": 0, "no_anchor": 0, "oracle_by_label": 0}
     records = []
+    keep_pools = _STATE.get("keep_pools", False)
+    summaries: list[PoolSummary] = []
     for q in questions[lo:hi]:
-        record, st = retriever.retrieve_with_stats(q)
+        record, st = retriever.retrieve_with_stats(q, keep_pool=keep_pools)
+        if keep_pools:
+            summaries.append(st.pool)
         records.append(record)
         lines.append(dumps_record(record))
         stats["ids"].append(record["id"])
@@ -115,6 +162,11 @@ def _compute_shard(i: int) -> int:
         _STATE["texts"][i] = text
     if _STATE.get("keep") is not None:  # in-process: the caller keeps the records themselves
         _STATE["keep"][i] = records
+    if keep_pools:
+        if _STATE.get("pools") is not None:
+            _STATE["pools"][i] = summaries
+        else:  # a worker: the parent reads them from the shard (before its records mark it complete)
+            _save_pools(_pools_path(_STATE["parts"], _STATE["fingerprint"], i), summaries, retriever.bfs.hops)
     # the records' checksum: a resumed run recomputes a shard edited or damaged since
     stats["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
@@ -172,6 +224,7 @@ def run_to_file(
     index: Any = None,
     questions: list[dict[str, Any]] | None = None,
     records: list[dict[str, Any]] | None = None,
+    pools: list[PoolSummary | None] | None = None,
 ) -> dict[str, Any]:
     """Retrieve every question of ``split`` and write ``<name>.jsonl`` + ``<name>.meta.json``.
 
@@ -205,6 +258,10 @@ def run_to_file(
         A list that receives the run's records in file order (the same values
         the run file holds), so that a caller scoring the run need not read it
         back.
+    pools:
+        A list that receives, in file order, each question's
+        :class:`~retriever.bfs.PoolSummary` (``None`` for a question of a
+        shard reused by ``resume``), for the loss attribution and the browser.
 
     Returns
     -------
@@ -249,8 +306,10 @@ def run_to_file(
     retriever = Retriever(index, config)
     kept: dict[int, list[dict[str, Any]]] = {}
     texts: dict[int, str] = {}
+    summaries: dict[int, list[PoolSummary]] = {}
     _STATE.update(retriever=retriever, questions=questions, parts=parts, fingerprint=fingerprint,
-                  shard_size=shard_size, keep=kept if records is not None else None, texts=texts)
+                  shard_size=shard_size, keep=kept if records is not None else None, texts=texts,
+                  keep_pools=pools is not None, pools=summaries)
     t_setup = time.perf_counter() - t0
     # The collector is paused while retrieving: the records made and dropped by the hundred
     # thousand would have it walk the index's labels and the benchmark over and over.
@@ -273,12 +332,15 @@ def run_to_file(
                     pool_args = {"initializer": _init_worker, "initargs": ({
                         "data": data, "cache_dir": cache, "split": split, "config": config,
                         "parts": parts, "fingerprint": fingerprint, "shard_size": shard_size},)}
-                _STATE["keep"] = _STATE["texts"] = None  # a worker's records reach the parent through its shard file
+                # a worker's records (and pools) reach the parent through its shard files
+                _STATE["keep"] = _STATE["texts"] = _STATE["pools"] = None
                 with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
                     for i in progress(pool.imap_unordered(_compute_shard_index, todo), total=len(todo), description=desc,
                                       enabled=show_progress):
                         if records is not None:  # parsed while the workers go on with the next shards
                             kept[i] = [loads_fast(line) for line in _shard_paths(parts, fingerprint, i)[0].read_bytes().split(b"\n")[:-1]]
+                        if pools is not None:
+                            summaries[i] = _load_pools(_pools_path(parts, fingerprint, i), config.hops)
         finally:
             _STATE.clear()
         t_retrieve = time.perf_counter() - t0
@@ -302,6 +364,9 @@ def run_to_file(
                     continue
                 else:
                     handle.write(records_path.read_bytes().decode("utf-8"))
+                if pools is not None:
+                    lo, hi = bounds[i]
+                    pools.extend(summaries[i] if i in summaries else [None] * (hi - lo))
                 if records is None:
                     continue
                 if i in kept:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import load_baseline
 from eval.diff import compare
-from eval.explain import Explainer, attribute_run, attribution_json
+from eval.explain import STAGES, Explainer, attribution_json, run_questions, summarize
 from eval.report.html import browser_part, browser_questions, merge_parts, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.tables import ordered
@@ -41,7 +41,6 @@ from retriever import default_workers, load_benchmark, load_config, load_flags, 
 from tempbench.core.atomic import write_json, write_text
 from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, TempbenchError
-from tempbench.core.jsonl import dumps_compact, loads_fast
 from tempbench.core.layout import DataPaths, default_index_cache
 from tempbench.core.memory import gc_paused
 from tempbench.core.runfile import run_records
@@ -50,21 +49,32 @@ from tempbench.core.schema import SHIPPED_CONFIGS
 BASELINE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 
 
-# What the post-processing workers read (inherited through fork): index, runs, questions, out, chosen, rows_from.
+# What the post-processing tasks read (inherited through fork): index, runs, questions, explainers, ...
 _POST: dict[str, Any] = {}
+#: Questions per browser/attribution task: small enough to balance the workers, large enough to amortize.
+SLICE_SIZE = 250
 
 
-def _post_config(name: str) -> str:
-    """One configuration's loss attribution (``explain/<name>.json`` written here) and browser part, as JSON text.
+def _post_task(task: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One task after the runs, in a worker process or in this one.
 
-    Runs in a worker process or in this one; either way the result goes
-    through JSON, so both give the same values.
+    ``("score", name)``: score the run and write ``scores/<name>.json``.
+    ``("slice", lo, hi)``: the browser parts of every configuration for the
+    questions ``chosen[lo:hi]`` (their loss attribution is in the parts); what
+    depends on the question alone is made once for all configurations.
     """
-    explainer = Explainer(_POST["index"], load_config(name))
-    result = attribute_run(explainer, _POST["runs"][name], _POST["questions"])
-    write_text(_POST["out"] / "explain" / f"{name}.json", attribution_json(result))
-    part = browser_part(_POST["chosen"], name, _POST["runs"][name], explainer, _POST["rows_from"][name])
-    return dumps_compact({"name": name, "summary": result["summary"], "part": part})
+    if task[0] == "score":
+        name = task[1]
+        score = score_run(_POST["runs"][name], _POST["questions"], _POST["flags"], split=_POST["split"],
+                          n_boot=_POST["n_boot"])
+        write_json(_POST["out"] / "scores" / f"{name}.json", score)
+        return task, score
+    _kind, lo, hi = task
+    shared: dict[Any, Any] = {}
+    parts = {name: browser_part(_POST["chosen"], name, _POST["runs"][name], _POST["explainers"][name],
+                                _POST["rows_from"][name], span=range(lo, hi), shared=shared)
+             for name in _POST["names"]}
+    return task, parts
 
 
 def _ignore_sigint() -> None:
@@ -72,22 +82,32 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _start_post_processing(names: list[str], workers: int) -> Callable[[], dict[str, dict[str, Any]]]:
-    """Start :func:`_post_config` for every configuration (largest first); returns a function that waits for them."""
-    if workers > 1 and len(names) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        pool = multiprocessing.get_context("fork").Pool(min(workers, len(names)), initializer=_ignore_sigint)
-        pending = pool.map_async(_post_config, names, chunksize=1)
+def _run_post_tasks(tasks: list[tuple[Any, ...]], workers: int) -> Iterator[tuple[Any, ...]]:
+    """The results of :func:`_post_task` over ``tasks``, as they finish (in ``workers`` forked processes)."""
+    if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        pool = multiprocessing.get_context("fork").Pool(min(workers, len(tasks)), initializer=_ignore_sigint)
+        try:
+            yield from pool.imap_unordered(_post_task, tasks, chunksize=1)
+        finally:
+            pool.terminate()
+            pool.join()
+    else:
+        yield from map(_post_task, tasks)
 
-        def collect() -> dict[str, dict[str, Any]]:
-            try:
-                texts = pending.get()
-            finally:
-                pool.terminate()
-                pool.join()
-            return {d["name"]: d for d in map(loads_fast, texts)}
 
-        return collect
-    return lambda: {d["name"]: d for d in (loads_fast(_post_config(n)) for n in names)}
+def _attribution(chosen: list[Mapping[str, Any]], run: Mapping[Any, Any], parts: list[Mapping[str, Any]],
+                 explainer: Explainer) -> dict[str, Any]:
+    """The loss attribution of a run (as :func:`eval.explain.attribute_run` makes it) from its browser parts."""
+    by_id: dict[Any, list[str]] = {}
+    position = 0
+    for part in parts:
+        for entry in part["entries"]:
+            if entry is not None:
+                by_id[chosen[position]["id"]] = [STAGES[i] for i in entry["st"]]
+            position += 1
+    pairs = run_questions(run, chosen)
+    stages = {q["id"]: by_id[q["id"]] for q, _record in pairs}
+    return {"questions": stages, "summary": summarize([q for q, _ in pairs], stages, explainer.config)}
 
 
 @dataclass
@@ -173,57 +193,73 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
                        cache_dir=Path(cache_dir) if cache_dir is not None else default_index_cache())
 
     runs: dict[str, dict[Any, Any]] = {}
+    pools: dict[str, dict[Any, Any]] = {}
     for name in SHIPPED_CONFIGS:
         t0 = time.perf_counter()
         info(f"running {name} on the {split} split")
         run_path = out / "runs" / f"{name}.jsonl"
         records: list[dict[str, Any]] = []
+        summaries: list[Any] = []
         run_to_file(load_config(name), data, split=split, out_path=run_path, workers=workers, cache_dir=cache_dir,
-                    index=index, questions=questions, records=records)
+                    index=index, questions=questions, records=records, pools=summaries)
         runs[name] = run_records(run_path, records)
+        pools[name] = {record["id"]: summary for record, summary in zip(records, summaries, strict=True)}
         timings[f"run {name}"] = time.perf_counter() - t0
 
-    # Loss attribution (SPEC §7) and each configuration's part of the question browser:
-    # in `workers` forked processes, while this one scores and audits.
+    # After the runs, in `workers` forked processes: the scores (largest run first), then the
+    # question browser and loss attribution (SPEC §7) in slices of questions; this process
+    # audits as soon as the scores are in.
     t_post = time.perf_counter()
     names = ordered(runs)
     chosen = browser_questions(questions, runs)
-    _POST.update(index=index, runs=runs, questions=questions, out=out, chosen=chosen,
-                 rows_from=row_sources(chosen, names, runs))
-    collect = _start_post_processing(sorted(runs, key=lambda n: -sum(len(r["evidence"]) for r in runs[n].values())),
-                                      workers)
-
+    explainers = {name: Explainer(index, load_config(name), pools[name]) for name in names}
+    _POST.update(index=index, runs=runs, questions=questions, out=out, chosen=chosen, names=names,
+                 rows_from=row_sources(chosen, names, runs), explainers=explainers, flags=flags,
+                 split=None if split == "all" else split, n_boot=n_boot)
+    by_size = sorted(runs, key=lambda n: -sum(len(r["evidence"]) for r in runs[n].values()))
+    tasks = [("score", name) for name in by_size]
+    tasks += [("slice", lo, min(lo + SLICE_SIZE, len(chosen))) for lo in range(0, len(chosen), SLICE_SIZE)]
     scores: dict[str, dict[str, Any]] = {}
-    for name in runs:
-        t0 = time.perf_counter()
-        scores[name] = score_run(runs[name], questions, flags, split=None if split == "all" else split, n_boot=n_boot)
-        write_json(out / "scores" / f"{name}.json", scores[name])
-        timings[f"score {name}"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores, index=index)
-    ctx.questions = questions  # already loaded; the audit reuses them
-    for name, run in runs.items():
-        ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
-    audit_rows = run_audit(ctx)
-    write_json(out / "audit.json", audit_document(ctx, audit_rows))
-    timings["audit"] = time.perf_counter() - t0
-
+    slices: dict[int, dict[str, Any]] = {}
+    audit_rows: list[dict[str, Any]] = []
     diffs: dict[str, dict[str, Any]] = {}
-    if data.baselines is not None:
-        t0 = time.perf_counter()
-        diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
-        timings["diff"] = time.perf_counter() - t0
-
-    post = collect()
-    _POST.clear()
-    attribution = {name: post[name]["summary"] for name in runs}
-    timings["explain and browser (wall, in parallel)"] = time.perf_counter() - t_post
+    try:
+        for task, result in _run_post_tasks(tasks, workers):
+            if task[0] == "slice":
+                slices[task[1]] = result
+                continue
+            scores[task[1]] = result
+            if len(scores) < len(runs):
+                continue
+            scores = {name: scores[name] for name in runs}  # run order, whatever order they finished in
+            timings["score (all runs)"] = time.perf_counter() - t_post
+            t0 = time.perf_counter()
+            ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores,
+                               index=index)
+            ctx.questions = questions  # already loaded; the audit reuses them
+            for name, run in runs.items():
+                ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
+            audit_rows = run_audit(ctx)
+            write_json(out / "audit.json", audit_document(ctx, audit_rows))
+            timings["audit"] = time.perf_counter() - t0
+            if data.baselines is not None:
+                t0 = time.perf_counter()
+                diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
+                timings["diff"] = time.perf_counter() - t0
+    finally:
+        _POST.clear()
+    parts = {name: [slices[lo][name] for lo in sorted(slices)] for name in names}
+    attribution = {}
+    for name in names:
+        result = _attribution(chosen, runs[name], parts[name], explainers[name])
+        write_text(out / "explain" / f"{name}.json", attribution_json(result))
+        attribution[name] = result["summary"]
+    timings["post-processing (wall, in parallel)"] = time.perf_counter() - t_post
 
     t0 = time.perf_counter()
     report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution)
     timings["report"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    write_html(out, report.read_text(encoding="utf-8"), merge_parts(chosen, names, {n: post[n]["part"] for n in names}))
+    write_html(out, report.read_text(encoding="utf-8"), merge_parts(chosen, names, parts))
     timings["report.html"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)

@@ -235,20 +235,27 @@ def browser_part(
     explainer: Explainer,
     rows_for: Sequence[int],
     progress: Callable[[Iterable[Any], int, str], Iterable[Any]] | None = None,
+    span: range | None = None,
+    shared: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """One configuration's share of the blob, JSON-ready, with its own string table (see :func:`merge_parts`).
 
     ``rows_for``: the positions in ``chosen`` whose question row this part
-    makes (:func:`row_sources`).
+    makes (:func:`row_sources`). ``span``: only these positions of ``chosen``
+    (default: all); the parts of consecutive spans, in order, merge into what
+    one part of them all gives. ``shared``: a cache of what does not depend on
+    the configuration, kept by the caller across configurations
+    (:func:`~eval.explain.question_detail`).
     """
     strings = _Strings()
     wanted_rows = set(rows_for)
     qrows: list[list[Any]] = []
     entries: list[Any] = []
     settings: dict[str, Any] | None = None
-    items: Iterable[tuple[int, Mapping[str, Any]]] = enumerate(chosen)
+    positions = range(len(chosen)) if span is None else span
+    items: Iterable[tuple[int, Mapping[str, Any]]] = ((j, chosen[j]) for j in positions)
     if progress is not None:
-        items = progress(items, len(chosen), f"report.html {name}")
+        items = progress(items, len(positions), f"report.html {name}")
 
     def text(value: Any) -> int | None:
         return None if value is None else strings(str(value))
@@ -258,7 +265,7 @@ def browser_part(
         if record is None:
             entries.append(None)
             continue
-        d = question_detail(explainer, q, record, facts=False)
+        d = question_detail(explainer, q, record, facts=False, shared=shared)
         if j in wanted_rows:
             qrows.append([j, {
                 "id": str(d["id"]), "split": d["split"], "q": d["question"],
@@ -285,8 +292,11 @@ def browser_part(
 
 
 def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
-                parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+                parts: Mapping[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
     """The blob from one :func:`browser_part` per configuration, in configuration order.
+
+    A configuration may also give a list of parts of consecutive spans (in
+    ``chosen`` order), which counts as the one part they make together.
 
     Each part's strings enter the shared table in the part's order of first
     use, so the table, and every index into it, is what one pass over the
@@ -297,25 +307,26 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
     per_config: dict[str, list[Any]] = {}
     settings: dict[str, dict[str, Any]] = {}
     for name in names:
-        part = parts[name]
-        new = [strings(text) for text in part["strings"]]
+        given = parts[name]
+        entries: list[Any] = []
+        for part in ([given] if isinstance(given, Mapping) else given):
+            new = [strings(text) for text in part["strings"]]
 
-        def at(i: int | None, new: list[int] = new) -> int | None:
-            return None if i is None else new[i]
+            def at(i: int | None, new: list[int] = new) -> int | None:
+                return None if i is None else new[i]
 
-        entries = []
-        for e in part["entries"]:
-            if e is not None:
-                a = e["a"]
-                e = {**e, "a": [a[0], at(a[1]), at(a[2]), at(a[3]), at(a[4]), a[5], a[6]],
-                     "ev": [[new[x[0]], x[1], x[2]] for x in e["ev"]],
-                     "ti": [[new[x[0]], x[1], x[2]] for x in e["ti"]]}
-            entries.append(e)
+            for e in part["entries"]:
+                if e is not None:
+                    a = e["a"]
+                    e = {**e, "a": [a[0], at(a[1]), at(a[2]), at(a[3]), at(a[4]), a[5], a[6]],
+                         "ev": [[new[x[0]], x[1], x[2]] for x in e["ev"]],
+                         "ti": [[new[x[0]], x[1], x[2]] for x in e["ti"]]}
+                entries.append(e)
+            for j, row in part["rows"]:
+                qrows[j] = row
+            if part["settings"] is not None and name not in settings:
+                settings[name] = part["settings"]
         per_config[name] = entries
-        for j, row in part["rows"]:
-            qrows[j] = row
-        if part["settings"] is not None:
-            settings[name] = part["settings"]
     return {
         "configs": list(names),
         "stages": list(STAGES),

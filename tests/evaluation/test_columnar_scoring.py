@@ -21,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference.eval import published_score, slow_rank
 
+from eval.columnar import resolve_fast
+from eval.keyspace import resolve_question
 from eval.scoring import evaluate, evaluate_reference, to_json
 from tempbench.core.errors import EvidenceError, RunMismatchError
 
@@ -216,3 +218,23 @@ def test_odd_values_take_the_reference_path():
             continue
         ev = evaluate(run, [q], None)
         assert ev.rows == ref.rows and _same(to_json(ev, n_boot=5), to_json(ref, n_boot=5))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_case())
+def test_resolve_fast_equals_resolve_question(case):
+    """The loss attribution's resolution (eval.columnar.resolve_fast) is the reference one, errors included."""
+    questions, run, _flags, _split, key = case
+    for q in questions:
+        record = run.get(q["id"], {"evidence": [], "cutoff_ties": []})
+        try:
+            ref = resolve_question(q, record["evidence"], key, extra=record["cutoff_ties"])
+        except EvidenceError as exc:
+            with pytest.raises(EvidenceError) as got:
+                resolve_fast(q, record["evidence"], key, extra=record["cutoff_ties"])
+            assert str(got.value) == str(exc)
+            continue
+        fast = resolve_fast(q, record["evidence"], key, extra=record["cutoff_ties"])
+        assert fast == ref
+        # the scores' types too (None stays None, numbers are floats)
+        assert [type(it.score) for it in fast.items + fast.extra] == [type(it.score) for it in ref.items + ref.extra]

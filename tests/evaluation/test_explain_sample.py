@@ -149,3 +149,22 @@ def test_detail_is_consistent_with_the_attribution(setup):
                     assert h["in_uncapped_pool"] and not h["in_run_pool"]
                 if h["stage"] == "filtered":
                     assert h["in_uncapped_unfiltered_pool"] and not h["in_uncapped_pool"]
+
+
+@pytest.mark.parametrize("name", SHIPPED_CONFIGS)
+def test_pools_kept_by_the_run_give_what_expanding_again_gives(setup, small_sample, tmp_path, name):
+    """An explainer given the run's pool summaries attributes and details every question as one without."""
+    index, questions, runs, results = setup
+    data = resolve_data(data=small_sample)
+    records: list[dict] = []
+    pools: list = []
+    run_to_file(load_config(name), data, split="test", out_path=tmp_path / "run.jsonl", show_progress=False,
+                records=records, pools=pools)
+    kept = Explainer(index, load_config(name), {r["id"]: p for r, p in zip(records, pools, strict=True)})
+    plain = Explainer(index, load_config(name))
+    assert attribute_run(kept, runs[name], questions) == results[name]
+    by_id = {q["id"]: q for q in questions}
+    shared: dict = {}
+    for qid, record in runs[name].items():
+        assert question_detail(kept, by_id[qid], record, facts=False, shared=shared) == \
+            question_detail(plain, by_id[qid], record, facts=False)

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from retriever import load_benchmark, load_index, runner
+from retriever import Retriever, load_benchmark, load_index, runner
 from retriever.config import load_config
 from tempbench.core.runfile import read_run, run_records
 from tempbench.data import resolve_data
@@ -76,3 +76,28 @@ def test_resumed_shards_reach_the_kept_records(data, tmp_path, monkeypatch):
     meta = runner.run_to_file(cfg, data, split="all", out_path=out, show_progress=False, resume=True, records=records)
     assert meta["resumed_shards"] == 2
     assert records == [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("name", ["oracle", "stale_blind", "hop3_k25"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_kept_pools_are_the_questions_expansions(data, tmp_path, monkeypatch, name, workers):
+    """``pools=`` keeps, per question, what expanding its pool again gives (counted eligible rows included)."""
+    monkeypatch.setattr(runner, "SHARD_SIZE", 64)
+    cfg = load_config(name)
+    records: list[dict] = []
+    pools: list = []
+    runner.run_to_file(cfg, data, split="all", out_path=tmp_path / "run.jsonl", workers=workers,
+                       show_progress=False, records=records, pools=pools)
+    assert len(pools) == len(records) > 64
+    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark)
+    retriever = Retriever(index, cfg)
+    by_id = {q["id"]: q for q in load_benchmark(data.benchmark, data.benchmark_ids)}
+    capped = 0
+    for record, kept in zip(records, pools, strict=True):
+        question = by_id[record["id"]]
+        again = retriever.bfs.expand(retriever.anchor(question).index, float(question["t_query"]), count_eligible=True)
+        assert kept.rows.tolist() == sorted(again.pool.tolist())
+        assert (kept.hop_sizes, kept.eligible, kept.candidates) == (again.hop_sizes, again.eligible, len(again.rows))
+        assert all(type(x) is int for x in (*kept.hop_sizes, *kept.eligible, kept.candidates))
+        capped += any(e > r for r, e in zip(kept.hop_sizes, kept.eligible, strict=True))
+    assert capped  # some pool hit a cap, so eligible counts were compared where they matter
