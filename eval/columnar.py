@@ -305,6 +305,11 @@ def resolve_fast(question: Any, evidence: Any, key: str = "auto", extra: Any = (
         p = _fast_question(question, evidence, extra, key)
     except (_Slow, TypeError):
         return resolve_question(question, evidence, key, extra=extra)
+    return _as_resolved(question, p, key)
+
+
+def _as_resolved(question: Any, p: _Question, key: str) -> Resolved:
+    """The :class:`~eval.keyspace.Resolved` of a question read by :func:`_fast_question`."""
     class_keys: list[dict[str, tuple[Any, Any, Any]]] = []
     known: set[tuple[Any, Any, Any]] = set()
     for keys, _ts, _te in p.gold:
@@ -315,7 +320,7 @@ def resolve_fast(question: Any, evidence: Any, key: str = "auto", extra: Any = (
     return Resolved(
         qid=question.get("id"), complexity=question.get("complexity"), operator=question.get("operator_type"),
         tq=p.tq, items=_as_items(p.items), n_gold=len(p.class_valid), gold_space=p.gold_space,
-        class_valid=p.class_valid, class_keys=class_keys, extra=_as_items(p.extra),
+        class_valid=list(p.class_valid), class_keys=class_keys, extra=_as_items(p.extra),
         gold=[GoldTriple(keys, ts, te) for keys, ts, te in p.gold], key=key,
     )
 
@@ -381,9 +386,8 @@ class Columns:
     def resolved(self, i: int) -> Resolved:
         """The reference :class:`~eval.keyspace.Resolved` of question ``i``."""
         got = self.parsed[i].resolved
-        if got is None:
-            got = resolve_question(self.questions[i], self.evidence[i], self.key, extra=self.ties[i])
-            self.parsed[i].resolved = got
+        if got is None:  # read by the fast path (the reference path keeps its own)
+            got = self.parsed[i].resolved = _as_resolved(self.questions[i], self.parsed[i], self.key)
         return got
 
 

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import gc
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,9 +40,34 @@ STAGE_COLOURS = {
 }
 
 
-def _save(fig: Any, path: Path) -> None:
+def pyplot() -> Any:
+    """matplotlib's ``pyplot`` on the Agg backend, imported on first use."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def import_pyplot_now() -> None:
+    """Import ``pyplot`` now and collect the reference cycles the import leaves.
+
+    Importing matplotlib leaves cycles (pyparsing keeps tracebacks of its
+    parses) that hold every frame on the stack at that moment, locals
+    included, until the cyclic collector runs. A job that pauses the collector
+    (:func:`tempbench.core.memory.gc_paused`) and draws its plots last would
+    keep all its data alive that way, to be walked once the collector is back.
+    Called first, while the job's frames hold nothing large, the collection is
+    cheap and nothing is kept.
+    """
+    if "matplotlib.pyplot" not in sys.modules:
+        pyplot()
+        gc.collect()
+
+
+def _save(fig: Any, path: Path) -> None:
+    plt = pyplot()
     with atomic_open(path, "wb", encoding=None) as handle:
         # No Software/date metadata: the same data gives the same bytes.
         fig.savefig(handle, format="png", dpi=110, metadata={"Software": None})
@@ -65,10 +92,7 @@ def plot_by_slice(scores: Mapping[str, Mapping[str, Any]], field: str, path: Pat
     groups = slice_values(scores, field)
     if not groups:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
     for ax, metric in zip(axes, ("TRP", "CCR"), strict=True):
@@ -87,10 +111,7 @@ def plot_filtered_vs_blind(scores: Mapping[str, Mapping[str, Any]], path: Path,
     """CCR per operator and stale hit rates, filtered vs stale-blind; False without both runs."""
     if filtered not in scores or blind not in scores:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     pair = {filtered: scores[filtered], blind: scores[blind]}
     groups = slice_values(pair, "operator")
@@ -120,10 +141,7 @@ def plot_ties(scores: Mapping[str, Mapping[str, Any]], path: Path, metrics: Sequ
     present = [m for m in metrics if any((scores[n]["ties"].get(m) or {}).get("min") is not None for n in names)]
     if not names or not present:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(11, 4), constrained_layout=True)
     width = 0.8 / len(names)
@@ -160,10 +178,7 @@ def plot_attribution(attribution: Mapping[str, Mapping[str, Any]], path: Path, f
     names = [n for n in ordered(attribution) if (attribution[n] or {}).get("n_hops")]
     if not names:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     stages = list(STAGES)
     fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names) + 2.2, 4.2), sharey=True,
