@@ -67,3 +67,19 @@ def test_rows_come_from_the_first_configuration_that_has_the_question(parts):
     for j, q in enumerate(chosen):
         first = next(n for n in names if q["id"] in runs[n])
         assert blob["questions"][j] == dict(made[first]["rows"])[j]
+
+
+@pytest.mark.parametrize("size", [1, 7, 64])
+def test_parts_made_in_spans_merge_into_the_same_blob(parts, small_index, size):
+    """``tempbench reproduce`` makes each configuration's part in slices of questions (all configurations
+    of a slice in one process, sharing what depends on the question alone): merged, the same blob."""
+    chosen, names, runs, _made, blob = parts
+    explainers = {n: Explainer(small_index, load_config(n)) for n in names}
+    rows_from = row_sources(chosen, names, runs)
+    spans: dict[str, list] = {n: [] for n in names}
+    for lo in range(0, len(chosen), size):
+        shared: dict = {}
+        for n in names:
+            spans[n].append(browser_part(chosen, n, runs[n], explainers[n], rows_from[n],
+                                         span=range(lo, min(lo + size, len(chosen))), shared=shared))
+    assert merge_parts(chosen, names, spans) == blob
