@@ -47,3 +47,19 @@ def test_one_and_several_workers_write_the_same_bytes(small_sample, tmp_path):
     one, three = _files(tmp_path / "one"), _files(tmp_path / "three")
     assert sorted(one) == sorted(three) and "report.html" in one and "explain/oracle.json" in one
     assert [name for name in one if one[name] != three[name]] == []
+
+
+def test_the_attribution_of_reproduce_is_the_explain_commands(small_sample, tmp_path):
+    """reproduce derives explain/<config>.json from the browser's slices; ``tempbench explain`` from the run file."""
+    out = tmp_path / "out"
+    _reproduce(out, 2, "0")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    for name in ("oracle", "stale_blind", "hop3_k25"):
+        target = tmp_path / f"{name}.explain.json"
+        proc = subprocess.run([sys.executable, "-m", "tempbench.cli", "explain", str(out / "runs" / f"{name}.jsonl"),
+                               "--json", str(target)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        by_command = json.loads(target.read_text(encoding="utf-8"))
+        assert by_command["summary"].pop("run") == str(out / "runs" / f"{name}.jsonl")  # the command names its input
+        assert by_command == json.loads((out / "explain" / f"{name}.json").read_text(encoding="utf-8"))
