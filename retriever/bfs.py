@@ -182,6 +182,8 @@ class BFS:
         self.per_node = cap_scope == "per_node"
         self.unique = cap_counts == "unique_triples"
         self.tid = tids if tids is not None else triple_ids(self.head, np.asarray(kg.relation, dtype=np.int64), self.tail)
+        # all False between calls: the frontier's marks while eligible rows are counted
+        self._scratch = np.zeros(self.n_entities, dtype=bool)
 
     def _ranges(self, frontier: np.ndarray, year: int | None,
                 temporal_filter: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -261,19 +263,26 @@ class BFS:
         lengths = stops - starts
         if len(frontier) == 1 and not len(seen):
             return int(lengths.sum())
-        in_frontier = np.zeros(self.n_entities, dtype=bool)
+        in_frontier = self._scratch
         in_frontier[frontier] = True
-        joining = 0
-        if len(frontier) > 1:
-            hub = int(np.argmax(lengths))
-            rest = np.ones(len(frontier), dtype=bool)
-            rest[hub] = False
-            rows = _gather(values, starts[rest], stops[rest])
-            h, t = self.head[rows], self.tail[rows]
-            both = in_frontier[h] & in_frontier[t] & (h != t)
-            with_hub = both & ((h == frontier[hub]) | (t == frontier[hub]))
-            joining = (int(np.count_nonzero(both)) + int(np.count_nonzero(with_hub))) // 2
-        touched = int(np.count_nonzero(in_frontier[self.head[seen]] | in_frontier[self.tail[seen]])) if len(seen) else 0
+        try:
+            joining = 0
+            if len(frontier) > 1:
+                hub = int(np.argmax(lengths))
+                rest = np.ones(len(frontier), dtype=bool)
+                rest[hub] = False
+                rows = _gather(values, starts[rest], stops[rest])
+                h, t = self.head[rows], self.tail[rows]
+                both = in_frontier[h]
+                both &= in_frontier[t]
+                h, t = h[both], t[both]
+                apart = h != t
+                hub_id = frontier[hub]
+                with_hub = apart & ((h == hub_id) | (t == hub_id))
+                joining = (int(np.count_nonzero(apart)) + int(np.count_nonzero(with_hub))) // 2
+            touched = int(np.count_nonzero(in_frontier[self.head[seen]] | in_frontier[self.tail[seen]])) if len(seen) else 0
+        finally:
+            in_frontier[frontier] = False
         return int(lengths.sum()) - joining - touched
 
     def expand(self, anchor: int | None, t_query: float, count_eligible: bool = False) -> Expansion:
