@@ -68,6 +68,7 @@ from eval.negatives import differing_triples
 from eval.trp_ccr import is_hit
 from retriever import PoolSummary, Retriever, from_mapping
 from tempbench.core.errors import ConfigError, RunMismatchError
+from tempbench.core.jsonl import dumps_compact
 from tempbench.core.runfile import meta_path, read_meta
 from tempbench.core.schema import ID_KEYS, LABEL_KEYS, format_span, valid_at
 
@@ -469,11 +470,22 @@ def attribution_json(result: Mapping[str, Any]) -> str:
     lines = ["{", '  "questions": {']
     for i, (qid, stages) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
-        lines.append(f"    {json.dumps(str(qid), ensure_ascii=False)}: {json.dumps(list(stages))}{comma}")
+        lines.append(f"    {dumps_compact(str(qid))}: {_stage_list(stages)}{comma}")
     lines.append("  },")
     summary = json.dumps(result["summary"], indent=2, ensure_ascii=False).replace("\n", "\n  ")
     lines += [f'  "summary": {summary}', "}"]
     return "\n".join(lines) + "\n"
+
+
+_QUOTED_STAGES = {s: f'"{s}"' for s in STAGES}
+
+
+def _stage_list(stages: Sequence[str]) -> str:
+    """``json.dumps(list(stages))``; stage names are plain ASCII words, quoted as they are."""
+    try:
+        return "[" + ", ".join([_QUOTED_STAGES[s] for s in stages]) + "]"
+    except (KeyError, TypeError):
+        return json.dumps(list(stages))
 
 
 def _tally(stage_lists: Iterable[list[str]]) -> dict[str, Any]:

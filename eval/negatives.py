@@ -88,7 +88,11 @@ def replaced_pair(
     question: Mapping[str, Any], variant: str, key: str = "auto", star: list[GoldTriple] | None = None
 ) -> tuple[GoldTriple, GoldTriple] | None:
     """``(replaced hop, replacement)`` when exactly one triple differs each way, else ``None`` (SPEC §3.3)."""
-    gone, new = differing_triples(question, variant, key, star)
+    return single_pair(*differing_triples(question, variant, key, star))
+
+
+def single_pair(gone: list[GoldTriple], new: list[GoldTriple]) -> tuple[GoldTriple, GoldTriple] | None:
+    """The replaced pair of :func:`differing_triples`' two lists: exactly one triple each way, else ``None``."""
     if len(gone) != 1 or len(new) != 1:
         return None
     return gone[0], new[0]

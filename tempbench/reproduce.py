@@ -35,7 +35,7 @@ from eval.diff import compare
 from eval.explain import STAGES, Explainer, attribution_json, run_questions, summarize
 from eval.report.html import browser_part, browser_questions, merge_parts, row_sources, write_html
 from eval.report.markdown import write_report
-from eval.report.plots import import_pyplot_now
+from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
 from eval.scoring import score_run
 from retriever import default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
@@ -228,6 +228,7 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
     slices: dict[int, dict[str, Any]] = {}
     audit_rows: list[dict[str, Any]] = []
     diffs: dict[str, dict[str, Any]] = {}
+    plots: dict[str, Path] = {}
     try:
         for task, result in _run_post_tasks(tasks, workers):
             if task[0] == "slice":
@@ -247,6 +248,9 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             audit_rows = run_audit(ctx)
             write_json(out / "audit.json", audit_document(ctx, audit_rows))
             timings["audit"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            plots = write_plots(scores, out / "plots", only=SCORE_PLOTS)  # while the workers go on
+            timings["plots"] = time.perf_counter() - t0
             if data.baselines is not None:
                 t0 = time.perf_counter()
                 diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
@@ -262,7 +266,8 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
     timings["post-processing (wall, in parallel)"] = time.perf_counter() - t_post
 
     t0 = time.perf_counter()
-    report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution)
+    plots.update(write_plots(scores, out / "plots", attribution=attribution, only=("attribution",)))
+    report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots)
     timings["report"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     write_html(out, report.read_text(encoding="utf-8"), merge_parts(chosen, names, parts))

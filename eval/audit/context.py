@@ -48,6 +48,8 @@ class AuditContext:
         self.force = force
         self.warnings: list[str] = []
         self.run_sources: dict[str, str] = {}
+        # values several claims share, computed once per audit (e.g. a question's differing triples)
+        self.memo: dict[Any, Any] = {}
 
     @cached_property
     def questions(self) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from typing import Any
 from eval.audit.context import AuditContext
 from eval.audit.values import NotComputable, Value, share_of
 from eval.keyspace import GoldTriple
-from eval.negatives import differing_triples, replaced_pair
+from eval.negatives import differing_triples, single_pair
 from tempbench.core.errors import ConfigError
 from tempbench.core.schema import valid_at
 
@@ -50,13 +50,25 @@ def _flagged(ctx: AuditContext, split: str, flag: str) -> list[dict[str, Any]]:
     return [q for q in ctx.split_questions(split) if flags.get(q["id"], {}).get(flag, False)]
 
 
-def _evaluable(questions: list[dict[str, Any]], variant: str) -> list[tuple[dict, GoldTriple, GoldTriple]]:
-    """``(question, replaced hop, replacement)`` of the questions with exactly one differing triple."""
+def _differing(ctx: AuditContext, question: Mapping[str, Any], variant: str) -> tuple[list[GoldTriple], list[GoldTriple]]:
+    """:func:`eval.negatives.differing_triples` of a question, once per audit (many claims ask)."""
+    key = ("differing", question["id"], variant)
+    got = ctx.memo.get(key)
+    if got is None:
+        got = ctx.memo[key] = differing_triples(question, variant)
+    return got
+
+
+def _evaluable(ctx: AuditContext, questions: list[dict[str, Any]], variant: str) -> list[tuple[dict, GoldTriple, GoldTriple]]:
+    """``(question, replaced hop, replacement)`` of the questions with exactly one differing triple.
+
+    The pair is :func:`eval.negatives.replaced_pair`'s.
+    """
     out = []
     for q in questions:
-        pair = replaced_pair(q, variant)
+        pair = single_pair(*_differing(ctx, q, variant))
         if pair is not None:
-            out.append((q, pair[0], pair[1]))
+            out.append((q, *pair))
     return out
 
 
@@ -70,12 +82,12 @@ def _not_evaluable_note(n_pairs: int, flagged: int) -> str | None:
 def stale_functional(ctx: AuditContext, split: str) -> Value:
     """Questions of the split flagged ``stale_functional``."""
     flagged = _flagged(ctx, split, "stale_functional")
-    return Value(len(flagged), note=_not_evaluable_note(len(_evaluable(flagged, "S_stale")), len(flagged)))
+    return Value(len(flagged), note=_not_evaluable_note(len(_evaluable(ctx, flagged, "S_stale")), len(flagged)))
 
 
-def _variant_valid(question: Mapping[str, Any], variant: str) -> bool | None:
+def _variant_valid(ctx: AuditContext, question: Mapping[str, Any], variant: str) -> bool | None:
     """Whether a differing variant triple is valid at ``t_query`` (``None``: nothing differs)."""
-    _, new = differing_triples(question, variant)
+    _, new = _differing(ctx, question, variant)
     if not new:
         return None
     tq = float(question["t_query"])
@@ -85,7 +97,7 @@ def _variant_valid(question: Mapping[str, Any], variant: str) -> bool | None:
 def stale_valid(ctx: AuditContext, split: str, share: bool = False) -> Value:
     """Flagged-functional stale negatives valid at ``t_query``, of every flagged question."""
     flagged = _flagged(ctx, split, "stale_functional")
-    states = [_variant_valid(q, "S_stale") for q in flagged]
+    states = [_variant_valid(ctx, q, "S_stale") for q in flagged]
     n = sum(s is True for s in states)
     empty = sum(s is None for s in states)
     note = f"{empty} flagged question(s) whose S_stale equals S_star" if empty else None
@@ -99,16 +111,20 @@ def _pair_scores(ctx: AuditContext, pairs: list[tuple[dict, GoldTriple, GoldTrip
     index = ctx.index
     out = []
     for q, gold, new in pairs:
-        text = str(q.get("question", ""))
-        out.append((index.bm25.score_text(text, triple_document(index, gold)),
-                    index.bm25.score_text(text, triple_document(index, new))))
+        key = ("pair scores", q["id"], id(gold), id(new))  # the triples live in ctx.memo: ids stay theirs
+        scores = ctx.memo.get(key)
+        if scores is None:
+            text = str(q.get("question", ""))
+            scores = ctx.memo[key] = (index.bm25.score_text(text, triple_document(index, gold)),
+                                      index.bm25.score_text(text, triple_document(index, new)))
+        out.append(scores)
     return out
 
 
 def stale_ties(ctx: AuditContext, split: str, share: bool = False) -> Value:
     """Flagged-functional stale pairs whose gold hop and replacement tie exactly, of every flagged question."""
     flagged = _flagged(ctx, split, "stale_functional")
-    scored = _pair_scores(ctx, _evaluable(flagged, "S_stale"))
+    scored = _pair_scores(ctx, _evaluable(ctx, flagged, "S_stale"))
     ties = sum(g == s for g, s in scored)
     if share:
         return share_of(ties, len(flagged), "functional stale questions")
@@ -123,7 +139,7 @@ def dist_compare(ctx: AuditContext, split: str, outcome: str) -> Value:
     ``pairs``; ``wins_nonties = higher / (higher + lower)``.
     """
     flagged = _flagged(ctx, split, "dist_functional")
-    scored = _pair_scores(ctx, _evaluable(flagged, "S_dist"))
+    scored = _pair_scores(ctx, _evaluable(ctx, flagged, "S_dist"))
     note = _not_evaluable_note(len(scored), len(flagged))
     n = len(flagged)
     higher = sum(g > d for g, d in scored)
@@ -154,7 +170,7 @@ def dist_invalid(ctx: AuditContext, split: str = "all", functional: bool = False
     ``S_dist`` triple is valid at its ``t_query``.
     """
     qs = _flagged(ctx, split, "dist_functional") if functional else ctx.split_questions(split)
-    states = [s for s in (_variant_valid(q, "S_dist") for q in qs) if s is not None]
+    states = [s for s in (_variant_valid(ctx, q, "S_dist") for q in qs) if s is not None]
     if not states:
         raise NotComputable(f"no distractors in the {split} split{' (functional)' if functional else ''}")
     invalid = sum(not s for s in states)

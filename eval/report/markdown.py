@@ -80,6 +80,7 @@ def write_report(
     diffs: Mapping[str, Mapping[str, Any]] | None = None,
     meta: Mapping[str, Any] | None = None,
     attribution: Mapping[str, Mapping[str, Any]] | None = None,
+    plots: Mapping[str, Path] | None = None,
 ) -> Path:
     """Write ``plots/*.png`` and ``report.md`` into ``out_dir``; returns the report path.
 
@@ -97,9 +98,13 @@ def write_report(
     attribution:
         Configuration -> loss-attribution summary (SPEC §7,
         :func:`eval.explain.attribute_run`); adds its section and plot.
+    plots:
+        The plots already drawn (:func:`eval.report.plots.write_plots` of the
+        same scores and attribution); default: drawn here.
     """
     out = Path(out_dir)
-    plots = write_plots(scores, out / "plots", attribution=attribution)
+    if plots is None:
+        plots = write_plots(scores, out / "plots", attribution=attribution)
     lines: list[str] = ["# TempBench reproduction report", ""]
     for key, value in (meta or {}).items():
         lines.append(f"- **{key}**: {value}")

@@ -205,9 +205,17 @@ def plot_attribution(attribution: Mapping[str, Mapping[str, Any]], path: Path, f
     return True
 
 
+#: The plots drawn from the scores alone (the attribution plot also needs SPEC §7's summaries).
+SCORE_PLOTS = ("by_complexity", "by_operator", "filtered_vs_stale_blind", "ties")
+
+
 def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path,
-                attribution: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Path]:
-    """Draw every plot that the scores (and the attribution, when given) allow; returns ``name -> path``."""
+                attribution: Mapping[str, Mapping[str, Any]] | None = None,
+                only: Sequence[str] | None = None) -> dict[str, Path]:
+    """Draw every plot that the scores (and the attribution, when given) allow; returns ``name -> path``.
+
+    ``only``: draw just these (names of :data:`SCORE_PLOTS` and ``attribution``).
+    """
     plots_dir = Path(plots_dir)
     written: dict[str, Path] = {}
     jobs = {
@@ -218,6 +226,8 @@ def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path,
         "attribution": lambda p: bool(attribution) and plot_attribution(attribution, p),
     }
     for name, job in jobs.items():
+        if only is not None and name not in only:
+            continue
         path = plots_dir / f"{name}.png"
         if job(path):
             written[name] = path

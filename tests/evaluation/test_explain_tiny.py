@@ -251,3 +251,20 @@ def test_bfs_pools_by_hand(index):
     hop3 = Explainer(index, config("hop3_k25")).bfs
     assert sorted(names[int(e)] for e in hop3.reach(a, 2000.0, temporal_filter=False)) == ["A", "B", "C", "D", "F", "G", "K", "W"]
     assert bfs.reach(None, 2000.0).tolist() == [] and bfs.expand_uncapped(None, 2000.0).pool.tolist() == []
+
+
+def test_attribution_json_writes_what_json_dumps_writes():
+    """The fast writer of ``explain --json`` gives the standard library's bytes, for any question id."""
+    import json as std_json
+
+    from eval.explain import attribution_json
+
+    questions = {"q1": ["retrieved", "capped"], 'odd "id"\n\u2028é': [], 7: ["tie_cut"], "null": ["outranked"],
+                 "\ud800": ["no_anchor"]}
+    result = {"questions": questions, "summary": {"n": 1}}
+    lines = ["{", '  "questions": {']
+    for i, (qid, stages) in enumerate(questions.items()):
+        comma = "," if i < len(questions) - 1 else ""
+        lines.append(f"    {std_json.dumps(str(qid), ensure_ascii=False)}: {std_json.dumps(list(stages))}{comma}")
+    lines += ["  },", '  "summary": {', '    "n": 1', "  }", "}"]
+    assert attribution_json(result) == "\n".join(lines) + "\n"
