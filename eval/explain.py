@@ -569,8 +569,14 @@ def _triple_view(t: GoldTriple) -> dict[str, Any]:
     }
 
 
+#: The fields of an evidence or cut-off tie row of :func:`question_detail`, in order.
+EVIDENCE_FIELDS = ("rank", "mark", "hop", "score", "line", "tie_group")
+_ALL = object()  # every item is in the tie group (the cut-off ties)
+
+
 def question_detail(explainer: Explainer, question: Mapping[str, Any], record: Mapping[str, Any],
-                    facts: bool = True, shared: dict[Any, Any] | None = None) -> dict[str, Any]:
+                    facts: bool = True, shared: dict[Any, Any] | None = None,
+                    item_rows: bool = False) -> dict[str, Any]:
     """Everything ``tempbench show`` prints about one question of a run, as plain data.
 
     Keys: ``id, question, t_query, answer, operator, complexity, config``;
@@ -583,6 +589,8 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
 
     ``shared``: a cache, kept by the caller across configurations, of what
     depends on the question alone (the ``S_stale``/``S_dist`` replacements).
+    ``item_rows``: evidence and cut-off ties as tuples in
+    :data:`EVIDENCE_FIELDS` order instead of dicts (the browser's many rows).
     """
     ex = explainer.explain(question, record, facts=facts)
     res = ex.resolved
@@ -643,21 +651,31 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         for space, srot in h.triple.keys.items():
             hop_of.setdefault((space, srot), k + 1)
 
-    def view(items: Sequence[Mapping[str, Any]], resolved: Sequence[Any], start: int, in_group: Callable[[Any], bool]) -> list[dict[str, Any]]:
+    def view(items: Sequence[Mapping[str, Any]], resolved: Sequence[Any], start: int,
+             group_score: Any) -> list[tuple[Any, ...]]:
+        # one tuple per item, fields as EVIDENCE_FIELDS; group_score: the tie group's score, or _ALL
         out = []
         for j, (item, it) in enumerate(zip(items, resolved, strict=True)):
+            key = (it.space, it.srot)
             if it.cls >= 0:
                 mark = "gold" if is_hit(it, tq) else "stale"
             elif (*it.srot, it.t_start, it.t_end) in stale_five:
                 mark = "stale"
-            elif (it.space, it.srot) in dist_keys:
+            elif key in dist_keys:
                 mark = "dist"
             else:
                 mark = ""
-            hop = hop_of.get((it.space, it.srot))
-            out.append({"rank": start + j, "mark": mark, "hop": hop, "score": item.get("score"), "line": item_line(item),
-                        "tie_group": in_group(item.get("score"))})
+            score = item.get("score")
+            line = item.get("line")
+            out.append((start + j, mark, hop_of.get(key), score, line if type(line) is str else item_line(item),
+                        group_score is _ALL or (group_score is not None and score == group_score)))
         return out
+
+    rows_evidence = view(evidence, res.items, 1, kth)
+    rows_ties = view(ties, res.extra, len(evidence) + 1, _ALL)
+    if not item_rows:
+        rows_evidence = [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in rows_evidence]
+        rows_ties = [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in rows_ties]
 
     return {
         "id": question.get("id"),
@@ -674,8 +692,8 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         "replacements": replacements,
         "anchor": anchor,
         "pool": pool,
-        "evidence": view(evidence, res.items, 1, lambda s: kth is not None and s == kth),
-        "cutoff_ties": view(ties, res.extra, len(evidence) + 1, lambda s: True),
+        "evidence": rows_evidence,
+        "cutoff_ties": rows_ties,
     }
 
 

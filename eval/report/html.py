@@ -174,9 +174,12 @@ def _score(value: Any) -> float | None:
     return None if value is None else round(float(value), 4)
 
 
-def _code(item: Mapping[str, Any]) -> int:
+_MARK_CODE = {mark: i for i, mark in enumerate(MARKS)}
+
+
+def _code(mark: str, tie_group: bool, hop: int | None) -> int:
     """Mark, tie-group flag and hop of an evidence item in one small integer: ``mark + 4 * tie + 8 * hop``."""
-    return MARKS.index(item["mark"]) + 4 * bool(item["tie_group"]) + 8 * (item["hop"] or 0)
+    return _MARK_CODE[mark] + 4 * bool(tie_group) + 8 * (hop or 0)
 
 
 def browser_data(
@@ -265,7 +268,7 @@ def browser_part(
         if record is None:
             entries.append(None)
             continue
-        d = question_detail(explainer, q, record, facts=False, shared=shared)
+        d = question_detail(explainer, q, record, facts=False, shared=shared, item_rows=True)
         if j in wanted_rows:
             qrows.append([j, {
                 "id": str(d["id"]), "split": d["split"], "q": d["question"],
@@ -283,8 +286,8 @@ def browser_part(
                   a["hit"], a["in_kg"]],
             "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
             "pr": [p["pool_rows"], p["candidates"]],
-            "ev": [[strings(it["line"]), _score(it["score"]), _code(it)] for it in d["evidence"]],
-            "ti": [[strings(it["line"]), _score(it["score"]), _code(it)] for it in d["cutoff_ties"]],
+            "ev": [[strings(line), _score(score), _code(mark, tie, hop)] for _, mark, hop, score, line, tie in d["evidence"]],
+            "ti": [[strings(line), _score(score), _code(mark, tie, hop)] for _, mark, hop, score, line, tie in d["cutoff_ties"]],
         })
         if settings is None:
             settings = {"rule": a["rule"], "k": d["k"]}
