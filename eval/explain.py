@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from eval.columnar import resolve_fast
-from eval.keyspace import GoldTriple, Resolved
+from eval.keyspace import GoldTriple, Resolved, gold_triples
 from eval.negatives import differing_triples
 from eval.trp_ccr import is_hit
 from retriever import PoolSummary, Retriever, from_mapping
@@ -202,6 +202,10 @@ class Explainer:
         # explanations without facts, by question id, with the objects they were made from:
         # attribute_run and the HTML browser ask for the same ones
         self._explained: dict[Any, tuple[Mapping[str, Any], Mapping[str, Any], Explanation]] = {}
+
+    def forget(self) -> None:
+        """Drop the explanations kept for a later :func:`question_detail` of the same records."""
+        self._explained.clear()
 
     # -- the hop's KG rows ----------------------------------------------------------
     def _by_label(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -604,12 +608,7 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         hops.append({"hop": len(hops) + 1, "position": hop.position, "space": hop.space, **_triple_view(hop.triple),
                      "stage": hop.stage, **hop.facts})
 
-    known = None if shared is None else shared.get(("negatives", question.get("id")))
-    if known is None or known[0] is not question:
-        known = (question, *_replacements(question, res.gold))
-        if shared is not None:
-            shared[("negatives", question.get("id"))] = known
-    _, replacements, negatives = known
+    _, replacements, negatives = question_negatives(question, res.gold, shared)
 
     anchor_rec = record.get("anchor") if isinstance(record.get("anchor"), Mapping) else None
     anchor_idx = explainer.run_anchor(question, record)
@@ -695,6 +694,23 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         "evidence": rows_evidence,
         "cutoff_ties": rows_ties,
     }
+
+
+def question_negatives(question: Mapping[str, Any], gold: list[GoldTriple] | None = None,
+                       shared: dict[Any, Any] | None = None) -> tuple[Mapping[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(question, replacements, negatives)`` of :func:`question_detail`, kept in ``shared`` when given.
+
+    They depend on the question alone, so a caller detailing it under several
+    configurations (or in several processes forked after calling this for
+    every question) makes them once. ``gold``: the parsed ``S_star``, when at hand.
+    """
+    key = ("negatives", question.get("id"))
+    known = None if shared is None else shared.get(key)
+    if known is None or known[0] is not question:
+        known = (question, *_replacements(question, gold_triples(question) if gold is None else gold))
+        if shared is not None:
+            shared[key] = known
+    return known
 
 
 def _replacements(question: Mapping[str, Any], gold: list[GoldTriple]) -> tuple[dict[str, list[dict[str, Any]]],

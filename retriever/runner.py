@@ -21,10 +21,9 @@ import platform
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from retriever.benchmark import load_benchmark
 from retriever.bfs import PoolSummary
@@ -87,46 +86,6 @@ def _shard_paths(parts: Path, fingerprint: str, i: int) -> tuple[Path, Path]:
     return parts / f"{base}.jsonl", parts / f"{base}.stats.json"
 
 
-def _pools_path(parts: Path, fingerprint: str, i: int) -> Path:
-    return parts / f"{fingerprint[:16]}-{i:05d}.pools.npy"
-
-
-def _save_pools(path: Path, summaries: list[PoolSummary], hops: int) -> None:
-    """A shard's pool summaries as one int64 ``.npy`` (no pickle), for the parent of a worker.
-
-    Layout: ``n``, then one row of ``2 + 2 * hops`` per question (candidates,
-    number of hops recorded, hop sizes, eligible counts, zero-padded), then
-    every question's pool rows in question order.
-    """
-    table = np.zeros((len(summaries), 2 + 2 * hops), dtype=np.int64)
-    for j, s in enumerate(summaries):
-        m = len(s.hop_sizes)
-        table[j, 0], table[j, 1] = s.candidates, m
-        table[j, 2 : 2 + m] = s.hop_sizes
-        table[j, 2 + hops : 2 + hops + len(s.eligible)] = s.eligible
-    flat = np.concatenate([np.array([len(summaries)], dtype=np.int64), table.ravel(),
-                           *(s.rows.astype(np.int64, copy=False) for s in summaries)])
-    with atomic_open(path, "wb", fsync=False) as handle:
-        np.save(handle, flat, allow_pickle=False)
-
-
-def _load_pools(path: Path, hops: int) -> list[PoolSummary]:
-    flat = np.load(path, allow_pickle=False)
-    n = int(flat[0])
-    width = 2 + 2 * hops
-    table = flat[1 : 1 + n * width].reshape(n, width)
-    rows = flat[1 + n * width :]
-    out, at = [], 0
-    for j in range(n):
-        m = int(table[j, 1])
-        sizes = tuple(int(x) for x in table[j, 2 : 2 + m])
-        eligible = tuple(int(x) for x in table[j, 2 + hops : 2 + hops + m])
-        size = sum(sizes)
-        out.append(PoolSummary(rows[at : at + size], sizes, eligible, int(table[j, 0])))
-        at += size
-    return out
-
-
 def _shard_bounds(n: int, size: int | None = None) -> list[tuple[int, int]]:
     size = SHARD_SIZE if size is None else size
     return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
@@ -141,11 +100,11 @@ def _compute_shard(i: int) -> int:
     stats = {"ids": [], "anchor_hit": [], "ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0,
              "with_evidence": 0, "no_anchor": 0, "oracle_by_label": 0}
     records = []
-    keep_pools = _STATE.get("keep_pools", False)
+    on_shard = _STATE.get("on_shard")
     summaries: list[PoolSummary] = []
     for q in questions[lo:hi]:
-        record, st = retriever.retrieve_with_stats(q, keep_pool=keep_pools)
-        if keep_pools:
+        record, st = retriever.retrieve_with_stats(q, keep_pool=on_shard is not None)
+        if on_shard is not None:
             summaries.append(st.pool)
         records.append(record)
         lines.append(dumps_record(record))
@@ -162,11 +121,8 @@ def _compute_shard(i: int) -> int:
         _STATE["texts"][i] = text
     if _STATE.get("keep") is not None:  # in-process: the caller keeps the records themselves
         _STATE["keep"][i] = records
-    if keep_pools:
-        if _STATE.get("pools") is not None:
-            _STATE["pools"][i] = summaries
-        else:  # a worker: the parent reads them from the shard (before its records mark it complete)
-            _save_pools(_pools_path(_STATE["parts"], _STATE["fingerprint"], i), summaries, retriever.bfs.hops)
+    if on_shard is not None:
+        _STATE["shard_results"][i] = on_shard(range(lo, hi), records, summaries)
     # the records' checksum: a resumed run recomputes a shard edited or damaged since
     stats["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
@@ -178,10 +134,10 @@ def _compute_shard(i: int) -> int:
     return hi - lo
 
 
-def _compute_shard_index(i: int) -> int:
-    """:func:`_compute_shard`, returning the shard's index (for a pool's unordered results)."""
+def _compute_shard_index(i: int) -> tuple[int, Any]:
+    """:func:`_compute_shard` in a worker: the shard's index (for a pool's unordered results) and its hook's result."""
     _compute_shard(i)
-    return i
+    return i, _STATE["shard_results"].pop(i, None)
 
 
 def _shard_complete(parts: Path, fingerprint: str, i: int, ids: list[Any]) -> bool:
@@ -207,7 +163,7 @@ def _init_worker(state: dict[str, Any]) -> None:  # pragma: no cover - spawn pla
     data: DataPaths = state["data"]
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark, cache_dir=state["cache_dir"])
     questions = select_split(load_benchmark(data.benchmark, data.benchmark_ids), state["split"])
-    _STATE.update(retriever=Retriever(index, state["config"]), questions=questions,
+    _STATE.update(retriever=Retriever(index, state["config"]), questions=questions, shard_results={},
                   parts=state["parts"], fingerprint=state["fingerprint"], shard_size=state["shard_size"])
 
 
@@ -224,7 +180,8 @@ def run_to_file(
     index: Any = None,
     questions: list[dict[str, Any]] | None = None,
     records: list[dict[str, Any]] | None = None,
-    pools: list[PoolSummary | None] | None = None,
+    on_shard: Callable[[range, list[dict[str, Any]], list[PoolSummary]], Any] | None = None,
+    shard_results: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Retrieve every question of ``split`` and write ``<name>.jsonl`` + ``<name>.meta.json``.
 
@@ -258,10 +215,19 @@ def run_to_file(
         A list that receives the run's records in file order (the same values
         the run file holds), so that a caller scoring the run need not read it
         back.
-    pools:
-        A list that receives, in file order, each question's
-        :class:`~retriever.bfs.PoolSummary` (``None`` for a question of a
-        shard reused by ``resume``), for the loss attribution and the browser.
+    on_shard:
+        Called once per computed shard, where it was computed (in the worker
+        process with several workers), as ``on_shard(positions, records,
+        pools)``: the shard's positions among the split's questions, its
+        records, and each question's :class:`~retriever.bfs.PoolSummary`
+        (counted eligible rows included). What it returns (picklable) goes to
+        ``shard_results``. It lets a caller do per-question work while the
+        pools are at hand, in the run's processes (``tempbench reproduce``'s
+        loss attribution and browser). Needs ``fork`` for several workers
+        (elsewhere the run uses one).
+    shard_results:
+        A list that receives, in shard order, what ``on_shard`` returned
+        (``None`` for a shard reused by ``resume``).
 
     Returns
     -------
@@ -306,10 +272,12 @@ def run_to_file(
     retriever = Retriever(index, config)
     kept: dict[int, list[dict[str, Any]]] = {}
     texts: dict[int, str] = {}
-    summaries: dict[int, list[PoolSummary]] = {}
+    hooked: dict[int, Any] = {}
     _STATE.update(retriever=retriever, questions=questions, parts=parts, fingerprint=fingerprint,
                   shard_size=shard_size, keep=kept if records is not None else None, texts=texts,
-                  keep_pools=pools is not None, pools=summaries)
+                  on_shard=on_shard, shard_results=hooked)
+    if on_shard is not None and "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover
+        workers = 1  # a hook reaches spawned workers only by pickling; keep it in this process
     t_setup = time.perf_counter() - t0
     # The collector is paused while retrieving: the records made and dropped by the hundred
     # thousand would have it walk the index's labels and the benchmark over and over.
@@ -332,15 +300,14 @@ def run_to_file(
                     pool_args = {"initializer": _init_worker, "initargs": ({
                         "data": data, "cache_dir": cache, "split": split, "config": config,
                         "parts": parts, "fingerprint": fingerprint, "shard_size": shard_size},)}
-                # a worker's records (and pools) reach the parent through its shard files
-                _STATE["keep"] = _STATE["texts"] = _STATE["pools"] = None
+                # a worker's records reach the parent through its shard file, its hook's result through the pool
+                _STATE["keep"] = _STATE["texts"] = None
                 with ctx.Pool(min(workers, len(todo)), **pool_args) as pool:
-                    for i in progress(pool.imap_unordered(_compute_shard_index, todo), total=len(todo), description=desc,
-                                      enabled=show_progress):
+                    for i, result in progress(pool.imap_unordered(_compute_shard_index, todo), total=len(todo),
+                                              description=desc, enabled=show_progress):
+                        hooked[i] = result
                         if records is not None:  # parsed while the workers go on with the next shards
                             kept[i] = [loads_fast(line) for line in _shard_paths(parts, fingerprint, i)[0].read_bytes().split(b"\n")[:-1]]
-                        if pools is not None:
-                            summaries[i] = _load_pools(_pools_path(parts, fingerprint, i), config.hops)
         finally:
             _STATE.clear()
         t_retrieve = time.perf_counter() - t0
@@ -364,9 +331,8 @@ def run_to_file(
                     continue
                 else:
                     handle.write(records_path.read_bytes().decode("utf-8"))
-                if pools is not None:
-                    lo, hi = bounds[i]
-                    pools.extend(summaries[i] if i in summaries else [None] * (hi - lo))
+                if shard_results is not None:
+                    shard_results.append(hooked.get(i))
                 if records is None:
                     continue
                 if i in kept:

@@ -12,10 +12,12 @@ Writes into ``out``::
 
 How (issue 15): the benchmark and the index are loaded once and shared by every
 step; each run keeps its records in memory as it writes them (nothing is read
-back); runs use ``workers`` processes (default: the machine's cores); the loss
-attribution and the browser's part of each configuration are made in forked
-worker processes while this one scores and audits; the cyclic garbage collector
-is paused for the job. Every output is byte-identical for any number of workers.
+back); runs use ``workers`` processes (default: the machine's cores), and each
+shard's part of the question browser, the loss attribution included, is made
+by the run's hook where the shard was retrieved, with its pools at hand; the
+scores are computed in ``workers`` forked processes while this one writes the
+attribution and builds the browser; the cyclic garbage collector is paused
+for the job. Every output is byte-identical for any number of workers.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,8 +34,8 @@ from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import load_baseline
 from eval.diff import compare
-from eval.explain import STAGES, Explainer, attribution_json, run_questions, summarize
-from eval.report.html import browser_part, browser_questions, merge_parts, row_sources, write_html
+from eval.explain import STAGES, Explainer, attribution_json, question_negatives, run_questions, summarize
+from eval.report.html import browser_part, merge_parts, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
@@ -45,37 +47,41 @@ from tempbench.core.errors import ConfigError, TempbenchError
 from tempbench.core.layout import DataPaths, default_index_cache
 from tempbench.core.memory import gc_paused
 from tempbench.core.runfile import run_records
-from tempbench.core.schema import SHIPPED_CONFIGS
+from tempbench.core.schema import SHIPPED_CONFIGS, select_split
 
 BASELINE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 
 
-# What the post-processing tasks read (inherited through fork): index, runs, questions, explainers, ...
+# What the run hook and the scoring workers read (inherited through fork).
 _POST: dict[str, Any] = {}
-#: Questions per browser/attribution task: small enough to balance the workers, large enough to amortize.
-SLICE_SIZE = 250
+# Per worker process: one explainer per configuration (its pools are set per shard).
+_EXPLAINERS: dict[str, Explainer] = {}
 
 
-def _post_task(task: tuple[Any, ...]) -> tuple[Any, ...]:
-    """One task after the runs, in a worker process or in this one.
+def _browse_shard(positions: range, records: list[dict[str, Any]], pools: list[Any]) -> dict[str, Any]:
+    """The run's hook (``run_to_file(on_shard=...)``): a shard's part of the browser, its loss attribution included.
 
-    ``("score", name)``: score the run and write ``scores/<name>.json``.
-    ``("slice", lo, hi)``: the browser parts of every configuration for the
-    questions ``chosen[lo:hi]`` (their loss attribution is in the parts); what
-    depends on the question alone is made once for all configurations.
+    Runs where the shard was retrieved, with the pools at hand, so nothing is
+    expanded or sent twice; the positions of the run's questions are those of
+    the browser's (every run covers the split).
     """
-    if task[0] == "score":
-        name = task[1]
-        score = score_run(_POST["runs"][name], _POST["questions"], _POST["flags"], split=_POST["split"],
-                          n_boot=_POST["n_boot"])
-        write_json(_POST["out"] / "scores" / f"{name}.json", score)
-        return task, score
-    _kind, lo, hi = task
-    shared: dict[Any, Any] = {}
-    parts = {name: browser_part(_POST["chosen"], name, _POST["runs"][name], _POST["explainers"][name],
-                                _POST["rows_from"][name], span=range(lo, hi), shared=shared)
-             for name in _POST["names"]}
-    return task, parts
+    name = _POST["name"]
+    explainer = _EXPLAINERS.get(name)
+    if explainer is None:
+        explainer = _EXPLAINERS[name] = Explainer(_POST["index"], load_config(name))
+    explainer.forget()  # each question is explained once: keep nothing from earlier shards
+    explainer.pools = {record["id"]: summary for record, summary in zip(records, pools, strict=True)}
+    run = {record["id"]: record for record in records}
+    return browser_part(_POST["chosen"], name, run, explainer, _POST["rows_from"][name], span=positions,
+                        shared=_POST["shared"])
+
+
+def _score_task(name: str) -> tuple[str, dict[str, Any]]:
+    """Score one run and write ``scores/<name>.json`` (in a worker process or in this one)."""
+    score = score_run(_POST["runs"][name], _POST["questions"], _POST["flags"], split=_POST["split"],
+                      n_boot=_POST["n_boot"])
+    write_json(_POST["out"] / "scores" / f"{name}.json", score)
+    return name, score
 
 
 def _ignore_sigint() -> None:
@@ -83,32 +89,34 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_post_tasks(tasks: list[tuple[Any, ...]], workers: int) -> Iterator[tuple[Any, ...]]:
-    """The results of :func:`_post_task` over ``tasks``, as they finish (in ``workers`` forked processes)."""
-    if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        pool = multiprocessing.get_context("fork").Pool(min(workers, len(tasks)), initializer=_ignore_sigint)
-        try:
-            yield from pool.imap_unordered(_post_task, tasks, chunksize=1)
-        finally:
-            pool.terminate()
-            pool.join()
-    else:
-        yield from map(_post_task, tasks)
+def _start_scoring(names: list[str], workers: int) -> Callable[[], dict[str, dict[str, Any]]]:
+    """Start :func:`_score_task` for every run in ``workers`` forked processes; returns a function that waits."""
+    if workers > 1 and len(names) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        pool = multiprocessing.get_context("fork").Pool(min(workers, len(names)), initializer=_ignore_sigint)
+        pending = pool.map_async(_score_task, names, chunksize=1)
+
+        def collect() -> dict[str, dict[str, Any]]:
+            try:
+                return dict(pending.get())
+            finally:
+                pool.terminate()
+                pool.join()
+
+        return collect
+    return lambda: dict(map(_score_task, names))
 
 
 def _attribution(chosen: list[Mapping[str, Any]], run: Mapping[Any, Any], parts: list[Mapping[str, Any]],
-                 explainer: Explainer) -> dict[str, Any]:
+                 config: Any) -> dict[str, Any]:
     """The loss attribution of a run (as :func:`eval.explain.attribute_run` makes it) from its browser parts."""
     by_id: dict[Any, list[str]] = {}
-    position = 0
-    for part in parts:
-        for entry in part["entries"]:
+    for part, positions in parts:
+        for position, entry in zip(positions, part["entries"], strict=True):
             if entry is not None:
                 by_id[chosen[position]["id"]] = [STAGES[i] for i in entry["st"]]
-            position += 1
     pairs = run_questions(run, chosen)
     stages = {q["id"]: by_id[q["id"]] for q, _record in pairs}
-    return {"questions": stages, "summary": summarize([q for q, _ in pairs], stages, explainer.config)}
+    return {"questions": stages, "summary": summarize([q for q, _ in pairs], stages, config)}
 
 
 @dataclass
@@ -197,79 +205,80 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
                        cache_dir=Path(cache_dir) if cache_dir is not None else default_index_cache())
     timings["load"] = time.perf_counter() - t_start
 
-    runs: dict[str, dict[Any, Any]] = {}
-    pools: dict[str, dict[Any, Any]] = {}
-    for name in SHIPPED_CONFIGS:
-        t0 = time.perf_counter()
-        info(f"running {name} on the {split} split")
-        run_path = out / "runs" / f"{name}.jsonl"
-        records: list[dict[str, Any]] = []
-        summaries: list[Any] = []
-        run_to_file(load_config(name), data, split=split, out_path=run_path, workers=workers, cache_dir=cache_dir,
-                    index=index, questions=questions, records=records, pools=summaries)
-        runs[name] = run_records(run_path, records)
-        pools[name] = {record["id"]: summary for record, summary in zip(records, summaries, strict=True)}
-        timings[f"run {name}"] = time.perf_counter() - t0
+    # The browser's questions are the split's: every run covers them, in this order, so a
+    # shard's positions in its run are its positions in the browser.
+    names = ordered(dict.fromkeys(SHIPPED_CONFIGS))
+    chosen = select_split(questions, split)
+    every = {name: {q["id"] for q in chosen} for name in names}
+    # what the browser shows of a question under every configuration, made once (workers inherit it)
+    shared: dict[Any, Any] = {}
+    for q in chosen:
+        question_negatives(q, shared=shared)
+    _POST.update(index=index, chosen=chosen, rows_from=row_sources(chosen, names, every), shared=shared)
+    _EXPLAINERS.clear()
 
-    # After the runs, in `workers` forked processes: the scores (largest run first), then the
-    # question browser and loss attribution (SPEC §7) in slices of questions; this process
-    # audits as soon as the scores are in.
-    t_post = time.perf_counter()
-    names = ordered(runs)
-    chosen = browser_questions(questions, runs)
-    explainers = {name: Explainer(index, load_config(name), pools[name]) for name in names}
-    _POST.update(index=index, runs=runs, questions=questions, out=out, chosen=chosen, names=names,
-                 rows_from=row_sources(chosen, names, runs), explainers=explainers, flags=flags,
-                 split=None if split == "all" else split, n_boot=n_boot)
-    by_size = sorted(runs, key=lambda n: -sum(len(r["evidence"]) for r in runs[n].values()))
-    tasks = [("score", name) for name in by_size]
-    tasks += [("slice", lo, min(lo + SLICE_SIZE, len(chosen))) for lo in range(0, len(chosen), SLICE_SIZE)]
-    scores: dict[str, dict[str, Any]] = {}
-    slices: dict[int, dict[str, Any]] = {}
-    audit_rows: list[dict[str, Any]] = []
-    diffs: dict[str, dict[str, Any]] = {}
-    plots: dict[str, Path] = {}
+    runs: dict[str, dict[Any, Any]] = {}
+    parts: dict[str, list[tuple[dict[str, Any], range]]] = {}
     try:
-        for task, result in _run_post_tasks(tasks, workers):
-            if task[0] == "slice":
-                slices[task[1]] = result
-                continue
-            scores[task[1]] = result
-            if len(scores) < len(runs):
-                continue
-            scores = {name: scores[name] for name in runs}  # run order, whatever order they finished in
-            timings["score (all runs)"] = time.perf_counter() - t_post
+        for name in SHIPPED_CONFIGS:
             t0 = time.perf_counter()
-            ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores,
-                               index=index)
-            ctx.questions = questions  # already loaded; the audit reuses them
-            for name, run in runs.items():
-                ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
-            audit_rows = run_audit(ctx)
-            write_json(out / "audit.json", audit_document(ctx, audit_rows))
-            timings["audit"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            plots = write_plots(scores, out / "plots", only=SCORE_PLOTS)  # while the workers go on
-            timings["plots"] = time.perf_counter() - t0
-            if data.baselines is not None:
-                t0 = time.perf_counter()
-                diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
-                timings["diff"] = time.perf_counter() - t0
+            info(f"running {name} on the {split} split")
+            run_path = out / "runs" / f"{name}.jsonl"
+            records: list[dict[str, Any]] = []
+            shard_parts: list[dict[str, Any]] = []
+            _POST["name"] = name
+            meta = run_to_file(load_config(name), data, split=split, out_path=run_path, workers=workers,
+                               cache_dir=cache_dir, index=index, questions=questions, records=records,
+                               on_shard=_browse_shard, shard_results=shard_parts)
+            runs[name] = run_records(run_path, records)
+            size = meta["shard_size"]
+            parts[name] = [(part, range(k * size, min((k + 1) * size, len(chosen)))) for k, part in enumerate(shard_parts)]
+            timings[f"run {name} (with its browser part)"] = time.perf_counter() - t0
+
+        # Scores in `workers` forked processes (largest run first); meanwhile this process
+        # writes the loss attribution (SPEC §7) and builds the browser, then audits.
+        t_post = time.perf_counter()
+        _POST.update(runs=runs, questions=questions, out=out, flags=flags, split=None if split == "all" else split,
+                     n_boot=n_boot)
+        collect = _start_scoring(sorted(runs, key=lambda n: -sum(len(r["evidence"]) for r in runs[n].values())),
+                                 workers)
+        attribution = {}
+        for name in names:
+            result = _attribution(chosen, runs[name], parts[name], load_config(name))
+            write_text(out / "explain" / f"{name}.json", attribution_json(result))
+            attribution[name] = result["summary"]
+        plots = write_plots({}, out / "plots", attribution=attribution, only=("attribution",))
+        blob = merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names})
+        del parts
+        timings["attribution and browser"] = time.perf_counter() - t_post
+        t0 = time.perf_counter()
+        scores = collect()
+        scores = {name: scores[name] for name in runs}  # run order, whatever order they finished in
+        timings["scores (waited for)"] = time.perf_counter() - t0
     finally:
         _POST.clear()
-    parts = {name: [slices[lo][name] for lo in sorted(slices)] for name in names}
-    attribution = {}
-    for name in names:
-        result = _attribution(chosen, runs[name], parts[name], explainers[name])
-        write_text(out / "explain" / f"{name}.json", attribution_json(result))
-        attribution[name] = result["summary"]
-    timings["post-processing (wall, in parallel)"] = time.perf_counter() - t_post
+        _EXPLAINERS.clear()
 
     t0 = time.perf_counter()
-    plots.update(write_plots(scores, out / "plots", attribution=attribution, only=("attribution",)))
+    ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores, index=index)
+    ctx.questions = questions  # already loaded; the audit reuses them
+    for name, run in runs.items():
+        ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
+    audit_rows = run_audit(ctx)
+    write_json(out / "audit.json", audit_document(ctx, audit_rows))
+    timings["audit"] = time.perf_counter() - t0
+
+    diffs: dict[str, dict[str, Any]] = {}
+    if data.baselines is not None:
+        t0 = time.perf_counter()
+        diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
+        timings["diff"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    plots.update(write_plots(scores, out / "plots", only=SCORE_PLOTS))
     report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots)
     timings["report"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    write_html(out, report.read_text(encoding="utf-8"), merge_parts(chosen, names, parts))
+    write_html(out, report.read_text(encoding="utf-8"), blob)
     timings["report.html"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)
