@@ -35,7 +35,7 @@ from eval.audit.run import audit_document, run_audit
 from eval.baselines import load_baseline
 from eval.diff import compare
 from eval.explain import STAGES, Explainer, attribution_json, question_negatives, run_questions, summarize
-from eval.report.html import browser_part, merge_parts, row_sources, write_html
+from eval.report.html import browser_json, browser_part, merge_parts, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
@@ -82,6 +82,55 @@ def _score_task(name: str) -> tuple[str, dict[str, Any]]:
                       n_boot=_POST["n_boot"])
     write_json(_POST["out"] / "scores" / f"{name}.json", score)
     return name, score
+
+
+def _forking(workers: int) -> bool:
+    """Whether the job's side tasks go to forked processes (else they run in this one)."""
+    return workers > 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _finish_task() -> tuple[dict[str, Path], str]:
+    """The plots and the browser's embedded JSON (in a worker process or in this one).
+
+    What needs no scores comes first (matplotlib's import, the attribution
+    plot, the JSON); then the scores are awaited from ``_POST["scores"]``, a
+    callable (in a worker, reading the pipe the parent sends them down). In a
+    worker, matplotlib is imported there: its import cycles (see
+    :func:`eval.report.plots.import_pyplot_now`) never reach the parent.
+    """
+    out = _POST["out"]
+    plots = write_plots({}, out / "plots", attribution=_POST["attribution"], only=("attribution",))
+    blob_json = browser_json(_POST["blob"])
+    plots.update(write_plots(_POST["scores"](), out / "plots", only=SCORE_PLOTS))
+    return plots, blob_json
+
+
+def _start_finishing(workers: int) -> tuple[Callable[[dict[str, Any]], None], Callable[[], tuple[dict[str, Path], str]]]:
+    """Start :func:`_finish_task` (in a forked process when there is a core for it).
+
+    Returns ``(give_scores, collect)``: hand it the scores when they are in,
+    then wait for its result.
+    """
+    if _forking(workers):
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+        _POST["scores"] = receive.recv
+        pool = ctx.Pool(1, initializer=_ignore_sigint)
+        pending = pool.apply_async(_finish_task)
+
+        def collect() -> tuple[dict[str, Path], str]:
+            try:
+                return pending.get()
+            finally:
+                pool.terminate()
+                pool.join()
+                receive.close()
+                send.close()
+
+        return send.send, collect
+    given: dict[str, Any] = {}
+    _POST["scores"] = lambda: given["scores"]
+    return lambda scores: given.update(scores=scores), _finish_task
 
 
 def _ignore_sigint() -> None:
@@ -187,7 +236,8 @@ def reproduce(
     # cyclic collector would walk them all again and again, and the job makes no cycles
     # worth collecting early. The one library that does (matplotlib, on import) is
     # imported first, so that its cycles hold none of the job's data.
-    import_pyplot_now()
+    if not _forking(workers):
+        import_pyplot_now()  # the plots are drawn in this process (else in a worker)
     with gc_paused():
         return _reproduce(data, Path(out), split, workers, n_boot, cache_dir, description)
 
@@ -247,14 +297,19 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             result = _attribution(chosen, runs[name], parts[name], load_config(name))
             write_text(out / "explain" / f"{name}.json", attribution_json(result))
             attribution[name] = result["summary"]
-        plots = write_plots({}, out / "plots", attribution=attribution, only=("attribution",))
         blob = merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names})
         del parts
+        # The plots and the browser's JSON in a forked process, from now on; this one audits.
+        _POST.update(attribution=attribution, blob=blob)
+        give_scores, finish = _start_finishing(workers)
         timings["attribution and browser"] = time.perf_counter() - t_post
         t0 = time.perf_counter()
         scores = collect()
         scores = {name: scores[name] for name in runs}  # run order, whatever order they finished in
+        give_scores(scores)
         timings["scores (waited for)"] = time.perf_counter() - t0
+        if not _forking(workers):
+            plots, blob_json = finish()  # in this process: before _POST is cleared
     finally:
         _POST.clear()
         _EXPLAINERS.clear()
@@ -275,10 +330,11 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         timings["diff"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    plots.update(write_plots(scores, out / "plots", only=SCORE_PLOTS))
-    report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots)
-    timings["report"] = time.perf_counter() - t0
+    if _forking(workers):
+        plots, blob_json = finish()
+    timings["plots and browser JSON (waited for)"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    write_html(out, report.read_text(encoding="utf-8"), blob)
-    timings["report.html"] = time.perf_counter() - t0
+    report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots)
+    write_html(out, report.read_text(encoding="utf-8"), blob, data_json=blob_json)
+    timings["report"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)

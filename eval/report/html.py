@@ -348,14 +348,22 @@ def _json_for_script(data: Any) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+def browser_json(data: Mapping[str, Any] | None) -> str:
+    """The browser's blob as the page embeds it (:func:`render_html`'s ``data_json``)."""
+    return _json_for_script(data if data is not None else {"configs": [], "questions": [], "runs": {}})
+
+
 def render_html(report_markdown: str, data: Mapping[str, Any] | None, base: Path | None = None,
-                title: str = "TempBench reproduction report") -> str:
-    """The whole page as a string (see the module docstring)."""
+                title: str = "TempBench reproduction report", data_json: str | None = None) -> str:
+    """The whole page as a string (see the module docstring).
+
+    ``data_json``: :func:`browser_json` of the blob, when already made (then ``data`` is not read).
+    """
     parts = {
         "TITLE": html.escape(title),
         "CSS": _CSS,
         "REPORT": markdown_to_html(report_markdown, base),
-        "DATA": _json_for_script(data if data is not None else {"configs": [], "questions": [], "runs": {}}),
+        "DATA": browser_json(data) if data_json is None else data_json,
         "JS": _JS,
     }
     # one pass: text inserted from the data is never scanned for placeholders again
@@ -363,11 +371,11 @@ def render_html(report_markdown: str, data: Mapping[str, Any] | None, base: Path
 
 
 def write_html(out_dir: str | Path, report_markdown: str, data: Mapping[str, Any] | None,
-               title: str = "TempBench reproduction report") -> Path:
+               title: str = "TempBench reproduction report", data_json: str | None = None) -> Path:
     """Write ``report.html`` into ``out_dir`` (atomically); plots are read from ``out_dir/plots``."""
     out = Path(out_dir)
     target = out / "report.html"
-    write_text(target, render_html(report_markdown, data, base=out, title=title))
+    write_text(target, render_html(report_markdown, data, base=out, title=title, data_json=data_json))
     return target
 
 

@@ -157,9 +157,10 @@ def test_pools_kept_by_the_run_give_what_expanding_again_gives(setup, small_samp
     index, questions, runs, results = setup
     data = resolve_data(data=small_sample)
     records: list[dict] = []
-    pools: list = []
+    shards: list = []
     run_to_file(load_config(name), data, split="test", out_path=tmp_path / "run.jsonl", show_progress=False,
-                records=records, pools=pools)
+                records=records, on_shard=lambda _positions, _records, pools: pools, shard_results=shards)
+    pools = [p for shard in shards for p in shard]
     kept = Explainer(index, load_config(name), {r["id"]: p for r, p in zip(records, pools, strict=True)})
     plain = Explainer(index, load_config(name))
     assert attribute_run(kept, runs[name], questions) == results[name]

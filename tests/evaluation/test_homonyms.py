@@ -37,7 +37,7 @@ def test_score_and_audit_see_the_same_pair():
     assert report["rates"]["dist_exact"] == {"rate": 1.0, "n": 1}
     index = SimpleNamespace(render=lambda i: {"Q1": "Ada", "P26": "spouse", "Q2": "William King", "Q9": "William King"}[i],
                             bm25=SimpleNamespace(score_text=lambda q, d: float(len(d))))
-    ctx = SimpleNamespace(require_flags=lambda: FLAGS, split_questions=lambda split: [QUESTION], index=index)
+    ctx = SimpleNamespace(require_flags=lambda: FLAGS, split_questions=lambda split: [QUESTION], index=index, memo={})
     assert dist_compare(ctx, "test", "pairs").value == 1
     # the audit evaluated the pair (a tie: same documents), it is not "without exactly one differing triple"
     assert dist_compare(ctx, "test", "tie").value == 1 and dist_compare(ctx, "test", "tie").note is None

@@ -81,13 +81,20 @@ def test_resumed_shards_reach_the_kept_records(data, tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["oracle", "stale_blind", "hop3_k25"])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_kept_pools_are_the_questions_expansions(data, tmp_path, monkeypatch, name, workers):
-    """``pools=`` keeps, per question, what expanding its pool again gives (counted eligible rows included)."""
+    """The shard hook gets, per question, what expanding its pool again gives (counted eligible rows included),
+    and its results come back in shard order, from worker processes too."""
     monkeypatch.setattr(runner, "SHARD_SIZE", 64)
     cfg = load_config(name)
     records: list[dict] = []
-    pools: list = []
+    results: list = []
     runner.run_to_file(cfg, data, split="all", out_path=tmp_path / "run.jsonl", workers=workers,
-                       show_progress=False, records=records, pools=pools)
+                       show_progress=False, records=records,
+                       on_shard=lambda positions, shard, pools: (positions, [r["id"] for r in shard], pools),
+                       shard_results=results)
+    assert [positions for positions, _, _ in results] == [range(lo, min(lo + 64, len(records)))
+                                                          for lo in range(0, len(records), 64)]
+    assert [qid for _, ids, _ in results for qid in ids] == [r["id"] for r in records]
+    pools = [p for _, _, shard_pools in results for p in shard_pools]
     assert len(pools) == len(records) > 64
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark)
     retriever = Retriever(index, cfg)
