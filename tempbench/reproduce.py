@@ -26,6 +26,7 @@ import multiprocessing
 import signal
 import time
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,29 +106,23 @@ def _finish_task() -> tuple[dict[str, Path], str]:
     return plots, blob_json
 
 
-def _start_finishing(workers: int) -> tuple[Callable[[dict[str, Any]], None], Callable[[], tuple[dict[str, Path], str]]]:
+def _start_finishing(workers: int, stack: ExitStack) -> tuple[Callable[[dict[str, Any]], None],
+                                                              Callable[[], tuple[dict[str, Path], str]]]:
     """Start :func:`_finish_task` (in a forked process when there is a core for it).
 
     Returns ``(give_scores, collect)``: hand it the scores when they are in,
-    then wait for its result.
+    then wait for its result. The process is stopped when ``stack`` closes.
     """
     if _forking(workers):
         ctx = multiprocessing.get_context("fork")
         receive, send = ctx.Pipe(duplex=False)
+        stack.callback(receive.close)
+        stack.callback(send.close)
         _POST["scores"] = receive.recv
         pool = ctx.Pool(1, initializer=_ignore_sigint)
+        stack.callback(_stop, pool)
         pending = pool.apply_async(_finish_task)
-
-        def collect() -> tuple[dict[str, Path], str]:
-            try:
-                return pending.get()
-            finally:
-                pool.terminate()
-                pool.join()
-                receive.close()
-                send.close()
-
-        return send.send, collect
+        return send.send, pending.get
     given: dict[str, Any] = {}
     _POST["scores"] = lambda: given["scores"]
     return lambda scores: given.update(scores=scores), _finish_task
@@ -138,21 +133,22 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _start_scoring(names: list[str], workers: int) -> Callable[[], dict[str, dict[str, Any]]]:
-    """Start :func:`_score_task` for every run in ``workers`` forked processes; returns a function that waits."""
-    if workers > 1 and len(names) > 1 and "fork" in multiprocessing.get_all_start_methods():
+def _start_scoring(names: list[str], workers: int, stack: ExitStack) -> Callable[[], dict[str, dict[str, Any]]]:
+    """Start :func:`_score_task` for every run in ``workers`` forked processes; returns a function that waits.
+
+    The processes are stopped when ``stack`` closes (whatever happened).
+    """
+    if _forking(workers) and len(names) > 1:
         pool = multiprocessing.get_context("fork").Pool(min(workers, len(names)), initializer=_ignore_sigint)
+        stack.callback(_stop, pool)
         pending = pool.map_async(_score_task, names, chunksize=1)
-
-        def collect() -> dict[str, dict[str, Any]]:
-            try:
-                return dict(pending.get())
-            finally:
-                pool.terminate()
-                pool.join()
-
-        return collect
+        return lambda: dict(pending.get())
     return lambda: dict(map(_score_task, names))
+
+
+def _stop(pool: Any) -> None:
+    pool.terminate()
+    pool.join()
 
 
 def _attribution(chosen: list[Mapping[str, Any]], run: Mapping[Any, Any], parts: list[Mapping[str, Any]],
@@ -269,7 +265,10 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
 
     runs: dict[str, dict[Any, Any]] = {}
     parts: dict[str, list[tuple[dict[str, Any], range]]] = {}
-    try:
+    with ExitStack() as stack:
+        # worker processes are stopped and the shared state dropped however this ends
+        stack.callback(_EXPLAINERS.clear)
+        stack.callback(_POST.clear)
         for name in SHIPPED_CONFIGS:
             t0 = time.perf_counter()
             info(f"running {name} on the {split} split")
@@ -291,7 +290,7 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         _POST.update(runs=runs, questions=questions, out=out, flags=flags, split=None if split == "all" else split,
                      n_boot=n_boot)
         collect = _start_scoring(sorted(runs, key=lambda n: -sum(len(r["evidence"]) for r in runs[n].values())),
-                                 workers)
+                                 workers, stack)
         attribution = {}
         for name in names:
             result = _attribution(chosen, runs[name], parts[name], load_config(name))
@@ -301,38 +300,33 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         del parts
         # The plots and the browser's JSON in a forked process, from now on; this one audits.
         _POST.update(attribution=attribution, blob=blob)
-        give_scores, finish = _start_finishing(workers)
+        give_scores, finish = _start_finishing(workers, stack)
         timings["attribution and browser"] = time.perf_counter() - t_post
         t0 = time.perf_counter()
         scores = collect()
         scores = {name: scores[name] for name in runs}  # run order, whatever order they finished in
         give_scores(scores)
         timings["scores (waited for)"] = time.perf_counter() - t0
-        if not _forking(workers):
-            plots, blob_json = finish()  # in this process: before _POST is cleared
-    finally:
-        _POST.clear()
-        _EXPLAINERS.clear()
 
-    t0 = time.perf_counter()
-    ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores, index=index)
-    ctx.questions = questions  # already loaded; the audit reuses them
-    for name, run in runs.items():
-        ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
-    audit_rows = run_audit(ctx)
-    write_json(out / "audit.json", audit_document(ctx, audit_rows))
-    timings["audit"] = time.perf_counter() - t0
-
-    diffs: dict[str, dict[str, Any]] = {}
-    if data.baselines is not None:
         t0 = time.perf_counter()
-        diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
-        timings["diff"] = time.perf_counter() - t0
+        ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores, index=index)
+        ctx.questions = questions  # already loaded; the audit reuses them
+        for name, run in runs.items():
+            ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
+        audit_rows = run_audit(ctx)
+        write_json(out / "audit.json", audit_document(ctx, audit_rows))
+        timings["audit"] = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    if _forking(workers):
+        diffs: dict[str, dict[str, Any]] = {}
+        if data.baselines is not None:
+            t0 = time.perf_counter()
+            diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
+            timings["diff"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
         plots, blob_json = finish()
-    timings["plots and browser JSON (waited for)"] = time.perf_counter() - t0
+        timings["plots and browser JSON (waited for)"] = time.perf_counter() - t0
+
     t0 = time.perf_counter()
     report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots)
     write_html(out, report.read_text(encoding="utf-8"), blob, data_json=blob_json)

@@ -63,3 +63,23 @@ def test_the_attribution_of_reproduce_is_the_explain_commands(small_sample, tmp_
         by_command = json.loads(target.read_text(encoding="utf-8"))
         assert by_command["summary"].pop("run") == str(out / "runs" / f"{name}.jsonl")  # the command names its input
         assert by_command == json.loads((out / "explain" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path, monkeypatch):
+    """An error in a scoring worker reaches the caller, and no worker process is left behind (the finisher waiting
+    for the scores included)."""
+    import multiprocessing
+
+    import pytest
+
+    import tempbench.reproduce as job
+    from tempbench.core.errors import EvidenceError
+    from tempbench.data import resolve_data
+
+    def broken(*_args, **_kwargs):
+        raise EvidenceError("scoring broke on purpose")
+
+    monkeypatch.setattr(job, "score_run", broken)  # forked workers inherit the patch
+    with pytest.raises(EvidenceError, match="on purpose"):
+        job.reproduce(resolve_data(data=small_sample), out=tmp_path / "out", split="test", workers=2, n_boot=5)
+    assert multiprocessing.active_children() == []
