@@ -323,6 +323,8 @@ def run_to_file(
                     totals[key] += stats.get(key, 0)
                 resolvable += sum(h is not None for h in stats["anchor_hit"])
                 hits += sum(h is True for h in stats["anchor_hit"])
+                if shard_results is not None:
+                    shard_results.append(hooked.get(i))
                 if i in texts:
                     handle.write(texts[i])
                 elif records is None:
@@ -331,8 +333,6 @@ def run_to_file(
                     continue
                 else:
                     handle.write(records_path.read_bytes().decode("utf-8"))
-                if shard_results is not None:
-                    shard_results.append(hooked.get(i))
                 if records is None:
                     continue
                 if i in kept:

@@ -11,13 +11,15 @@ Writes into ``out``::
     report.html                                    report.md plus the question browser, self-contained
 
 How (issue 15): the benchmark and the index are loaded once and shared by every
-step; each run keeps its records in memory as it writes them (nothing is read
-back); runs use ``workers`` processes (default: the machine's cores), and each
-shard's part of the question browser, the loss attribution included, is made
-by the run's hook where the shard was retrieved, with its pools at hand; the
-scores are computed in ``workers`` forked processes while this one writes the
-attribution and builds the browser; the cyclic garbage collector is paused
-for the job. Every output is byte-identical for any number of workers.
+step. Side processes are forked first, while this process is small: ``workers``
+of them score each run from its file as soon as it is written, one more draws
+the plots. Each run uses ``workers`` processes (default: the machine's cores),
+and its hook makes each shard's part of the question browser, the loss
+attribution included, where the shard was retrieved, with its pools at hand;
+this process then writes the attribution, builds the browser and audits. With
+one worker everything happens in this process and the records are kept in
+memory instead of read back. The cyclic garbage collector is paused for the
+job. Every output is byte-identical for any number of workers.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +37,7 @@ from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import load_baseline
 from eval.diff import compare
-from eval.explain import STAGES, Explainer, attribution_json, question_negatives, run_questions, summarize
+from eval.explain import STAGES, Explainer, attribution_json, question_negatives, summarize
 from eval.report.html import browser_json, browser_part, merge_parts, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
@@ -47,7 +49,7 @@ from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, TempbenchError
 from tempbench.core.layout import DataPaths, default_index_cache
 from tempbench.core.memory import gc_paused
-from tempbench.core.runfile import run_records
+from tempbench.core.runfile import read_run, read_written_run, run_records
 from tempbench.core.schema import SHIPPED_CONFIGS, select_split
 
 BASELINE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
@@ -77,12 +79,25 @@ def _browse_shard(positions: range, records: list[dict[str, Any]], pools: list[A
                         shared=_POST["shared"])
 
 
-def _score_task(name: str) -> tuple[str, dict[str, Any]]:
-    """Score one run and write ``scores/<name>.json`` (in a worker process or in this one)."""
-    score = score_run(_POST["runs"][name], _POST["questions"], _POST["flags"], split=_POST["split"],
-                      n_boot=_POST["n_boot"])
+def _score_task(name: str) -> dict[str, Any]:
+    """Score one run and write ``scores/<name>.json`` (in a side process or in this one).
+
+    The records are this process's when it kept them (one process), else the
+    run file's: a side process reads the file rather than its parent's memory.
+    """
+    run = _POST["runs"].get(name)
+    if run is None:
+        run = read_written_run(_POST["out"] / "runs" / f"{name}.jsonl")
+    score = score_run(run, _POST["questions"], _POST["flags"], split=_POST["split"], n_boot=_POST["n_boot"])
     write_json(_POST["out"] / "scores" / f"{name}.json", score)
-    return name, score
+    return score
+
+
+def _plot_task(scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None) -> dict[str, Path]:
+    """The attribution plot (no scores given) or the score plots (in the drawing process or in this one)."""
+    if scores is None:
+        return write_plots({}, _POST["out"] / "plots", attribution=attribution, only=("attribution",))
+    return write_plots(scores, _POST["out"] / "plots", only=SCORE_PLOTS)
 
 
 def _forking(workers: int) -> bool:
@@ -90,60 +105,35 @@ def _forking(workers: int) -> bool:
     return workers > 1 and "fork" in multiprocessing.get_all_start_methods()
 
 
-def _finish_task() -> tuple[dict[str, Path], str]:
-    """The plots and the browser's embedded JSON (in a worker process or in this one).
+class _Side:
+    """Where the side tasks run: processes forked early, while this one is small, or this process.
 
-    What needs no scores comes first (matplotlib's import, the attribution
-    plot, the JSON); then the scores are awaited from ``_POST["scores"]``, a
-    callable (in a worker, reading the pipe the parent sends them down). In a
-    worker, matplotlib is imported there: its import cycles (see
-    :func:`eval.report.plots.import_pyplot_now`) never reach the parent.
+    Forked before the runs, the side processes share little with this one,
+    whose memory then grows (runs, browser parts): no copy-on-write of it on
+    either side. ``workers`` processes score the runs (each as soon as it is
+    written); one more draws the plots (matplotlib is imported there, so its
+    import cycles, see :func:`eval.report.plots.import_pyplot_now`, never
+    reach this process). The processes are stopped when ``stack`` closes.
     """
-    out = _POST["out"]
-    plots = write_plots({}, out / "plots", attribution=_POST["attribution"], only=("attribution",))
-    blob_json = browser_json(_POST["blob"])
-    plots.update(write_plots(_POST["scores"](), out / "plots", only=SCORE_PLOTS))
-    return plots, blob_json
 
+    def __init__(self, workers: int, stack: ExitStack) -> None:
+        self.scorers = self.drawer = None
+        if _forking(workers):
+            ctx = multiprocessing.get_context("fork")
+            self.scorers = ctx.Pool(workers, initializer=_ignore_sigint)
+            stack.callback(_stop, self.scorers)
+            self.drawer = ctx.Pool(1, initializer=_ignore_sigint)
+            stack.callback(_stop, self.drawer)
 
-def _start_finishing(workers: int, stack: ExitStack) -> tuple[Callable[[dict[str, Any]], None],
-                                                              Callable[[], tuple[dict[str, Path], str]]]:
-    """Start :func:`_finish_task` (in a forked process when there is a core for it).
+    def score(self, name: str) -> Callable[[], dict[str, Any]]:
+        if self.scorers is None:
+            return lambda: _score_task(name)
+        return self.scorers.apply_async(_score_task, (name,)).get
 
-    Returns ``(give_scores, collect)``: hand it the scores when they are in,
-    then wait for its result. The process is stopped when ``stack`` closes.
-    """
-    if _forking(workers):
-        ctx = multiprocessing.get_context("fork")
-        receive, send = ctx.Pipe(duplex=False)
-        stack.callback(receive.close)
-        stack.callback(send.close)
-        _POST["scores"] = receive.recv
-        pool = ctx.Pool(1, initializer=_ignore_sigint)
-        stack.callback(_stop, pool)
-        pending = pool.apply_async(_finish_task)
-        return send.send, pending.get
-    given: dict[str, Any] = {}
-    _POST["scores"] = lambda: given["scores"]
-    return lambda scores: given.update(scores=scores), _finish_task
-
-
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _start_scoring(names: list[str], workers: int, stack: ExitStack) -> Callable[[], dict[str, dict[str, Any]]]:
-    """Start :func:`_score_task` for every run in ``workers`` forked processes; returns a function that waits.
-
-    The processes are stopped when ``stack`` closes (whatever happened).
-    """
-    if _forking(workers) and len(names) > 1:
-        pool = multiprocessing.get_context("fork").Pool(min(workers, len(names)), initializer=_ignore_sigint)
-        stack.callback(_stop, pool)
-        pending = pool.map_async(_score_task, names, chunksize=1)
-        return lambda: dict(pending.get())
-    return lambda: dict(map(_score_task, names))
+    def plot(self, scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None) -> Callable[[], dict[str, Path]]:
+        if self.drawer is None:
+            return lambda: _plot_task(scores, attribution)
+        return self.drawer.apply_async(_plot_task, (scores, attribution)).get
 
 
 def _stop(pool: Any) -> None:
@@ -151,17 +141,42 @@ def _stop(pool: Any) -> None:
     pool.join()
 
 
-def _attribution(chosen: list[Mapping[str, Any]], run: Mapping[Any, Any], parts: list[Mapping[str, Any]],
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _attribution(chosen: list[Mapping[str, Any]], parts: list[tuple[Mapping[str, Any], range]],
                  config: Any) -> dict[str, Any]:
-    """The loss attribution of a run (as :func:`eval.explain.attribute_run` makes it) from its browser parts."""
-    by_id: dict[Any, list[str]] = {}
+    """The loss attribution of a run over ``chosen`` (as :func:`eval.explain.attribute_run` makes it) from its browser parts."""
+    stages: dict[Any, list[str]] = {}
     for part, positions in parts:
         for position, entry in zip(positions, part["entries"], strict=True):
-            if entry is not None:
-                by_id[chosen[position]["id"]] = [STAGES[i] for i in entry["st"]]
-    pairs = run_questions(run, chosen)
-    stages = {q["id"]: by_id[q["id"]] for q, _record in pairs}
-    return {"questions": stages, "summary": summarize([q for q, _ in pairs], stages, config)}
+            stages[chosen[position]["id"]] = [STAGES[i] for i in entry["st"]]
+    return {"questions": stages, "summary": summarize(chosen, stages, config)}
+
+
+class _RunsOnDisk(Mapping[str, Any]):
+    """The runs this job wrote, read from their files when first asked for (the diff's input)."""
+
+    def __init__(self, runs_dir: Path, names: list[str], kept: Mapping[str, Any]) -> None:
+        self.runs_dir, self.names, self.kept = runs_dir, names, dict(kept)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.names:
+            raise KeyError(name)
+        if name not in self.kept:
+            self.kept[name] = read_run(self.runs_dir / f"{name}.jsonl")
+        return self.kept[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 @dataclass
@@ -182,7 +197,7 @@ def match_config(stem: str, configs: list[str]) -> str | None:
     return max(hits, key=len) if hits else None
 
 
-def diff_baselines(baselines_dir: Path, runs: dict[str, dict[Any, Any]], questions: list[dict[str, Any]],
+def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list[dict[str, Any]],
                    flags: Any, out_dir: Path) -> dict[str, dict[str, Any]]:
     """Diff each baselines file against the run of its configuration (default: oracle)."""
     results: dict[str, dict[str, Any]] = {}
@@ -243,8 +258,7 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
     timings: dict[str, float] = {}
     t_start = time.perf_counter()
     data.require("kg", "benchmark")
-    # Loaded once, shared by every step: the benchmark, the index, and each run's records
-    # (kept in memory as written, so nothing is read back).
+    # Loaded once, shared by every step (and by the processes forked from this one).
     questions = load_benchmark(data.benchmark, data.benchmark_ids)
     flags = load_flags(data.flags) if data.flags is not None and Path(data.flags).exists() else None
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark,
@@ -263,55 +277,54 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
     _POST.update(index=index, chosen=chosen, rows_from=row_sources(chosen, names, every), shared=shared)
     _EXPLAINERS.clear()
 
-    runs: dict[str, dict[Any, Any]] = {}
     parts: dict[str, list[tuple[dict[str, Any], range]]] = {}
+    kept: dict[str, Any] = {}  # the runs' records, kept only when everything happens in this process
     with ExitStack() as stack:
-        # worker processes are stopped and the shared state dropped however this ends
+        # side processes stopped and shared state dropped however this ends
         stack.callback(_EXPLAINERS.clear)
         stack.callback(_POST.clear)
+        _POST.update(runs=kept, questions=questions, out=out, flags=flags, split=None if split == "all" else split,
+                     n_boot=n_boot)
+        side = _Side(workers, stack)
+        pending: dict[str, Callable[[], dict[str, Any]]] = {}
         for name in SHIPPED_CONFIGS:
             t0 = time.perf_counter()
             info(f"running {name} on the {split} split")
             run_path = out / "runs" / f"{name}.jsonl"
-            records: list[dict[str, Any]] = []
+            records: list[dict[str, Any]] | None = None if _forking(workers) else []
             shard_parts: list[dict[str, Any]] = []
             _POST["name"] = name
             meta = run_to_file(load_config(name), data, split=split, out_path=run_path, workers=workers,
                                cache_dir=cache_dir, index=index, questions=questions, records=records,
                                on_shard=_browse_shard, shard_results=shard_parts)
-            runs[name] = run_records(run_path, records)
+            if records is not None:
+                kept[name] = run_records(run_path, records)
             size = meta["shard_size"]
             parts[name] = [(part, range(k * size, min((k + 1) * size, len(chosen)))) for k, part in enumerate(shard_parts)]
+            pending[name] = side.score(name)  # scored (from its file) while the next run goes on
             timings[f"run {name} (with its browser part)"] = time.perf_counter() - t0
 
-        # Scores in `workers` forked processes (largest run first); meanwhile this process
-        # writes the loss attribution (SPEC §7) and builds the browser, then audits.
-        t_post = time.perf_counter()
-        _POST.update(runs=runs, questions=questions, out=out, flags=flags, split=None if split == "all" else split,
-                     n_boot=n_boot)
-        collect = _start_scoring(sorted(runs, key=lambda n: -sum(len(r["evidence"]) for r in runs[n].values())),
-                                 workers, stack)
+        # This process writes the loss attribution (SPEC §7) and builds the browser while the
+        # scores are finished; the plots are drawn in the drawing process.
+        t0 = time.perf_counter()
         attribution = {}
         for name in names:
-            result = _attribution(chosen, runs[name], parts[name], load_config(name))
+            result = _attribution(chosen, parts[name], load_config(name))
             write_text(out / "explain" / f"{name}.json", attribution_json(result))
             attribution[name] = result["summary"]
-        blob = merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names})
+        attribution_plot = side.plot(None, attribution)
+        blob_json = browser_json(merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names}))
         del parts
-        # The plots and the browser's JSON in a forked process, from now on; this one audits.
-        _POST.update(attribution=attribution, blob=blob)
-        give_scores, finish = _start_finishing(workers, stack)
-        timings["attribution and browser"] = time.perf_counter() - t_post
+        timings["attribution and browser"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        scores = collect()
-        scores = {name: scores[name] for name in runs}  # run order, whatever order they finished in
-        give_scores(scores)
+        scores = {name: pending[name]() for name in SHIPPED_CONFIGS}
+        score_plots = side.plot(scores, None)
         timings["scores (waited for)"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores, index=index)
         ctx.questions = questions  # already loaded; the audit reuses them
-        for name, run in runs.items():
+        for name, run in kept.items():
             ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
         audit_rows = run_audit(ctx)
         write_json(out / "audit.json", audit_document(ctx, audit_rows))
@@ -320,15 +333,16 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         diffs: dict[str, dict[str, Any]] = {}
         if data.baselines is not None:
             t0 = time.perf_counter()
+            runs = _RunsOnDisk(out / "runs", list(SHIPPED_CONFIGS), kept)
             diffs = diff_baselines(Path(data.baselines), runs, questions, flags, out)
             timings["diff"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        plots, blob_json = finish()
-        timings["plots and browser JSON (waited for)"] = time.perf_counter() - t0
+        plots = {**attribution_plot(), **score_plots()}
+        timings["plots (waited for)"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots)
-    write_html(out, report.read_text(encoding="utf-8"), blob, data_json=blob_json)
+    write_html(out, report.read_text(encoding="utf-8"), None, data_json=blob_json)
     timings["report"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)

@@ -78,6 +78,20 @@ def test_resumed_shards_reach_the_kept_records(data, tmp_path, monkeypatch):
     assert records == [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("keep_records", [True, False])
+def test_every_shard_result_arrives_in_shard_order(data, tmp_path, monkeypatch, workers, keep_records):
+    """With or without kept records, in this process or in workers: one hook result per shard, in order."""
+    monkeypatch.setattr(runner, "SHARD_SIZE", 64)
+    results: list = []
+    runner.run_to_file(load_config("oracle"), data, split="all", out_path=tmp_path / "run.jsonl", workers=workers,
+                       show_progress=False, records=[] if keep_records else None,
+                       on_shard=lambda positions, shard, pools: (positions.start, len(shard), len(pools)),
+                       shard_results=results)
+    n = len((tmp_path / "run.jsonl").read_text(encoding="utf-8").splitlines())
+    assert results == [(lo, min(64, n - lo), min(64, n - lo)) for lo in range(0, n, 64)]
+
+
 @pytest.mark.parametrize("name", ["oracle", "stale_blind", "hop3_k25"])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_kept_pools_are_the_questions_expansions(data, tmp_path, monkeypatch, name, workers):
@@ -108,3 +122,15 @@ def test_kept_pools_are_the_questions_expansions(data, tmp_path, monkeypatch, na
         assert all(type(x) is int for x in (*kept.hop_sizes, *kept.eligible, kept.candidates))
         capped += any(e > r for r, e in zip(kept.hop_sizes, kept.eligible, strict=True))
     assert capped  # some pool hit a cap, so eligible counts were compared where they matter
+
+
+def test_a_written_run_read_fast_is_what_read_run_reads(data, tmp_path):
+    """``read_written_run`` (reproduce's scoring workers) gives :func:`read_run`'s mapping, line numbers included."""
+    from tempbench.core.runfile import read_written_run
+
+    out = tmp_path / "nonoracle.jsonl"
+    runner.run_to_file(load_config("nonoracle"), data, split="all", out_path=out, show_progress=False)
+    fast, read = read_written_run(out), read_run(out)
+    assert fast == read and fast.lines == read.lines and fast.path == read.path
+    assert (fast.item_form, fast.id_key, fast.evidence_key) == (read.item_form, read.id_key, read.evidence_key)
+    assert json.dumps(list(fast.values())) == json.dumps(list(read.values()))
