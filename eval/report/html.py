@@ -32,7 +32,7 @@ from eval.explain import STAGE_HELP, STAGES, Explainer, question_detail
 from eval.report.plots import STAGE_COLOURS
 from eval.report.tables import ordered
 from tempbench.core.atomic import write_text
-from tempbench.core.jsonl import dumps_compact
+from tempbench.core.jsonl import dumps_strict
 from tempbench.core.schema import format_year
 
 #: Evidence marks of ``tempbench show``, by their code in the blob.
@@ -344,7 +344,7 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
 
 def _json_for_script(data: Any) -> str:
     """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` left to parse as HTML."""
-    text = dumps_compact(data)  # json.dumps(data, ensure_ascii=False, separators=(",", ":")), faster
+    text = dumps_strict(data)  # compact; a NaN or infinity (a score, an answer) as null, which JSON.parse reads
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,6 +130,12 @@ def _long_int(raw: bytes) -> bool:
     return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
 
 
+# Where orjson's floats are written otherwise than Python's repr: below 1e-4 it writes
+# 0.00001 (Python: 1e-05) or a one-digit exponent, 2.5e-7 (Python: 2.5e-07). Text that merely
+# looks so (a label "type-1") only costs a fallback.
+_FLOAT_FORM_DIFFERS = re.compile(rb"0\.0000|e-\d(?!\d)")
+
+
 def dumps_compact(obj: Any) -> str:
     """``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``, byte for byte, faster.
 
@@ -138,9 +145,38 @@ def dumps_compact(obj: Any) -> str:
         out = orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    if b"0.0000" in out or b"e-" in out or b"null" in out:
+    # null: a None, or a NaN/infinity that json.dumps writes as NaN/Infinity
+    if b"null" in out or _FLOAT_FORM_DIFFERS.search(out):
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     return out.decode("utf-8")
+
+
+def dumps_strict(obj: Any) -> str:
+    """:func:`dumps_compact`, except that a NaN or infinity is written ``null`` (valid JSON; json.dumps writes ``NaN``).
+
+    For JSON read by a browser's ``JSON.parse``, which rejects ``NaN``. Where
+    every float is finite these are :func:`dumps_compact`'s bytes, and a
+    ``None`` costs no fallback.
+    """
+    try:
+        out = orjson.dumps(obj)
+    except (TypeError, orjson.JSONEncodeError):
+        out = None
+    if out is None or _FLOAT_FORM_DIFFERS.search(out):
+        return json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"))
+    return out.decode("utf-8")
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinity replaced by ``None`` (tuples become lists, as JSON writes them)."""
+    kind = type(obj)
+    if kind is float:
+        return obj if obj - obj == 0 else None
+    if kind is list or kind is tuple:
+        return [_finite(x) for x in obj]
+    if kind is dict:
+        return {k: _finite(v) for k, v in obj.items()}
+    return obj
 
 
 def loads_fast(data: bytes | str) -> Any:

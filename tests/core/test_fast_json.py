@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tempbench.core.errors import InputError
-from tempbench.core.jsonl import dumps_compact, loads_fast, read_jsonl
+from tempbench.core.jsonl import dumps_compact, dumps_strict, loads_fast, read_jsonl
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)  # surrogate-free: writable as UTF-8
 FLOATS = st.one_of(
@@ -114,3 +114,29 @@ def test_read_jsonl_errors_name_the_line(tmp_path):
     path.write_bytes(b'{"a": 1}\n{"b": 2')
     with pytest.raises(InputError, match="truncated JSON"):
         list(read_jsonl(path))
+
+
+def _std_strict(obj) -> str:
+    """json.dumps with every NaN/infinity as null (what a browser's JSON.parse accepts)."""
+    def finite(o):
+        if isinstance(o, float):
+            return o if math.isfinite(o) else None
+        if isinstance(o, (list, tuple)):
+            return [finite(x) for x in o]
+        if isinstance(o, dict):
+            return {k: finite(v) for k, v in o.items()}
+        return o
+    return json.dumps(finite(obj), ensure_ascii=False, separators=(",", ":"))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(VALUES)
+def test_dumps_strict_is_the_standard_librarys_bytes_with_non_finite_as_null(value):
+    got = dumps_strict(value)
+    assert got == _std_strict(value)
+    json.loads(got, parse_constant=lambda name: pytest.fail(f"{name} written"))  # strict JSON
+
+
+def test_dumps_strict_equals_dumps_compact_where_floats_are_finite():
+    for value in [{"a": None, "b": [1.5, 2e-7, "type-1", "e-5"]}, [0.00001, None, "0.0000"], {"x": (1e16, -0.0)}]:
+        assert dumps_strict(value) == dumps_compact(value)
