@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, TempbenchError
 from tempbench.core.layout import DataPaths, default_index_cache
 from tempbench.core.memory import gc_paused
-from tempbench.core.runfile import read_run, read_written_run, run_records
+from tempbench.core.runfile import read_written_run, run_records
 from tempbench.core.schema import SHIPPED_CONFIGS, select_split
 
 BASELINE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
@@ -61,14 +62,13 @@ _POST: dict[str, Any] = {}
 _EXPLAINERS: dict[str, Explainer] = {}
 
 
-def _browse_shard(positions: range, records: list[dict[str, Any]], pools: list[Any]) -> dict[str, Any]:
-    """The run's hook (``run_to_file(on_shard=...)``): a shard's part of the browser, its loss attribution included.
+def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], pools: list[Any]) -> dict[str, Any]:
+    """The hook of run ``name`` (``run_to_file(on_shard=...)``): a shard's part of the browser, its loss attribution included.
 
     Runs where the shard was retrieved, with the pools at hand, so nothing is
     expanded or sent twice; the positions of the run's questions are those of
     the browser's (every run covers the split).
     """
-    name = _POST["name"]
     explainer = _EXPLAINERS.get(name)
     if explainer is None:
         explainer = _EXPLAINERS[name] = Explainer(_POST["index"], load_config(name))
@@ -166,7 +166,7 @@ class _RunsOnDisk(Mapping[str, Any]):
         if name not in self.names:
             raise KeyError(name)
         if name not in self.kept:
-            self.kept[name] = read_run(self.runs_dir / f"{name}.jsonl")
+            self.kept[name] = read_written_run(self.runs_dir / f"{name}.jsonl")
         return self.kept[name]
 
     def __contains__(self, name: object) -> bool:
@@ -293,10 +293,9 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             run_path = out / "runs" / f"{name}.jsonl"
             records: list[dict[str, Any]] | None = None if _forking(workers) else []
             shard_parts: list[dict[str, Any]] = []
-            _POST["name"] = name
             meta = run_to_file(load_config(name), data, split=split, out_path=run_path, workers=workers,
                                cache_dir=cache_dir, index=index, questions=questions, records=records,
-                               on_shard=_browse_shard, shard_results=shard_parts)
+                               on_shard=partial(_browse_shard, name), shard_results=shard_parts)
             if records is not None:
                 kept[name] = run_records(run_path, records)
             size = meta["shard_size"]
