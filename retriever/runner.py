@@ -34,11 +34,10 @@ from retriever.pipeline import Retriever
 from tempbench.core.atomic import atomic_open
 from tempbench.core.digest import sha256_file, sha256_json
 from tempbench.core.errors import ConfigError
-from tempbench.core.jsonl import loads_fast
 from tempbench.core.layout import DataPaths, default_index_cache
 from tempbench.core.memory import gc_paused
 from tempbench.core.progress import progress
-from tempbench.core.runfile import dumps_record, write_meta
+from tempbench.core.runfile import dumps_record, write_meta, written_records
 from tempbench.core.schema import select_split
 from tempbench.core.version import __version__
 
@@ -307,7 +306,7 @@ def run_to_file(
                                               description=desc, enabled=show_progress):
                         hooked[i] = result
                         if records is not None:  # parsed while the workers go on with the next shards
-                            kept[i] = [loads_fast(line) for line in _shard_paths(parts, fingerprint, i)[0].read_bytes().split(b"\n")[:-1]]
+                            kept[i] = written_records(_shard_paths(parts, fingerprint, i)[0])
         finally:
             _STATE.clear()
         t_retrieve = time.perf_counter() - t0
@@ -338,7 +337,7 @@ def run_to_file(
                 if i in kept:
                     records.extend(kept[i])
                 else:  # reused by a resume: the file's own values
-                    records.extend(loads_fast(line) for line in records_path.read_bytes().split(b"\n")[:-1])
+                    records.extend(written_records(records_path))
     n = len(questions)
     elapsed = time.perf_counter() - t_start
     meta: dict[str, Any] = {

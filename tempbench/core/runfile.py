@@ -356,15 +356,18 @@ def run_records(path: str | Path, records: Iterable[dict[str, Any]]) -> RunRecor
     return out
 
 
-def read_written_run(path: str | Path) -> RunRecords:
-    """:func:`run_records` of a run file this package wrote (SPEC §6.1, one compact record per line).
+def written_records(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a run file (or shard) this package wrote: one compact JSON record per line.
 
-    For a process that did not keep the records (a worker scoring a run
-    another process wrote): one fast parse per line, none of the checks
-    :func:`read_run` makes of files from elsewhere; the same values.
+    One fast parse per line and none of the checks :func:`read_run` makes of
+    files from elsewhere; the same values.
     """
-    records = [loads_fast(line) for line in Path(path).read_bytes().split(b"\n")[:-1]]
-    return run_records(path, records)
+    return [loads_fast(line) for line in Path(path).read_bytes().split(b"\n")[:-1]]
+
+
+def read_written_run(path: str | Path) -> RunRecords:
+    """:func:`run_records` of a run file this package wrote (SPEC §6.1), for a process that did not keep its records."""
+    return run_records(path, written_records(path))
 
 
 def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = ("benchmark", "benchmark_ids"),
