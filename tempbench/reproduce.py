@@ -287,7 +287,9 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
                      n_boot=n_boot)
         side = _Side(workers, stack)
         pending: dict[str, Callable[[], dict[str, Any]]] = {}
-        for name in SHIPPED_CONFIGS:
+        # the deepest BFS first: its run and its scoring are the longest, and the last run's
+        # scoring is what the end of the job waits for (the outputs do not depend on the order)
+        for name in sorted(SHIPPED_CONFIGS, key=lambda n: -load_config(n).hops):
             t0 = time.perf_counter()
             info(f"running {name} on the {split} split")
             run_path = out / "runs" / f"{name}.jsonl"
