@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.keyspace import KEY_CHOICES, GoldTriple, Item, Resolved, resolve_question, score_value
+from eval.keyspace import KEY_CHOICES, GoldTriple, Item, Resolved, primary_space, resolve_question, score_value
 from eval.measures import RANK_MEASURES, Measure
 from eval.negatives import RATE_NAMES, TYPES, negatives_result, question_indicators, replaced_pair
 from eval.rank import rank_kernel, rank_result
@@ -206,6 +206,7 @@ class _Question:
     items: tuple[list[Any], ...]
     extra: tuple[list[Any], ...]
     gold: list[tuple[dict[str, tuple[Any, Any, Any]], float, float]]
+    class_first: list[dict[str, tuple[Any, Any, Any]]]  # each class's first gold triple's keys
     resolved: Resolved | None = None  # set when the reference path resolved it
 
 
@@ -247,15 +248,10 @@ def _fast_question(question: Any, evidence: Any, extra: Any, key: str) -> _Quest
         spaces = {key}
     raw = _items(evidence, spaces, key)
     raw_extra = _items(extra, spaces, key)
-    used = set(raw[0])
-    if len(used) == 1:
-        primary = next(iter(used))
-    elif key != "auto":
-        primary = key
-    else:
-        primary = "id" if "id" in spaces else "label"
+    primary = primary_space(set(raw[0]), key, spaces)
     class_of: dict[tuple[Any, Any, Any], int] = {}
     class_valid: list[bool] = []
+    class_first: list[dict[str, tuple[Any, Any, Any]]] = []
     lookup: dict[str, dict[tuple[Any, Any, Any], int]] = {"id": {}, "label": {}}
     for keys, ts, te in gold:
         k = keys.get(primary)
@@ -265,11 +261,12 @@ def _fast_question(question: Any, evidence: Any, extra: Any, key: str) -> _Quest
         if c is None:
             c = class_of[k] = len(class_valid)
             class_valid.append(False)
+            class_first.append(keys)
         if ts <= tq <= te:
             class_valid[c] = True
         for space, srot in keys.items():
             lookup[space].setdefault(srot, c)
-    return _Question(tq, primary, class_valid, _matched(raw, lookup), _matched(raw_extra, lookup), gold)
+    return _Question(tq, primary, class_valid, _matched(raw, lookup), _matched(raw_extra, lookup), gold, class_first)
 
 
 def _matched(raw: RawItems, lookup: dict[str, dict[tuple[Any, Any, Any], int]]) -> tuple[list[Any], ...]:
@@ -292,7 +289,7 @@ def _reference_question(question: Any, evidence: Any, extra: Any, key: str) -> _
                 [nan if it.score is None else it.score for it in items])
 
     return _Question(res.tq, res.gold_space, list(res.class_valid), columns(res.items), columns(res.extra),
-                     [(dict(g.keys), g.t_start, g.t_end) for g in res.gold], res)
+                     [(dict(g.keys), g.t_start, g.t_end) for g in res.gold], res.class_keys, res)
 
 
 def resolve_fast(question: Any, evidence: Any, key: str = "auto", extra: Any = ()) -> Resolved:
@@ -310,13 +307,7 @@ def resolve_fast(question: Any, evidence: Any, key: str = "auto", extra: Any = (
 
 def _as_resolved(question: Any, p: _Question, key: str) -> Resolved:
     """The :class:`~eval.keyspace.Resolved` of a question read by :func:`_fast_question`."""
-    class_keys: list[dict[str, tuple[Any, Any, Any]]] = []
-    known: set[tuple[Any, Any, Any]] = set()
-    for keys, _ts, _te in p.gold:
-        k = keys[p.gold_space]
-        if k not in known:
-            known.add(k)
-            class_keys.append(dict(keys))
+    class_keys = [dict(keys) for keys in p.class_first]
     return Resolved(
         qid=question.get("id"), complexity=question.get("complexity"), operator=question.get("operator_type"),
         tq=p.tq, items=_as_items(p.items), n_gold=len(p.class_valid), gold_space=p.gold_space,

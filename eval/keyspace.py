@@ -229,6 +229,19 @@ def _iter_evidence(evidence: Any, where: str) -> Iterable[Any]:
     return evidence
 
 
+def primary_space(used: set[str], key: str, gold_spaces: set[str]) -> str:
+    """The space gold classes are keyed on (SPEC §3.1): the evidence's one space, else ``key``, else ids when the gold has them.
+
+    ``used``: the spaces the evidence items were read in; ``gold_spaces``: the
+    spaces every ``S_star`` triple carries (``{key}`` when a space is forced).
+    """
+    if len(used) == 1:
+        return next(iter(used))
+    if key != "auto":
+        return key
+    return "id" if "id" in gold_spaces else "label"
+
+
 def resolve_question(
     question: Mapping[str, Any],
     evidence: Iterable[Any],
@@ -267,13 +280,7 @@ def resolve_question(
     raw = [_raw_item(it, "evidence", i, where, gold_spaces, key) for i, it in enumerate(_iter_evidence(evidence, where))]
     raw_extra = [_raw_item(it, "cutoff_ties", i, where, gold_spaces, key) for i, it in enumerate(_iter_evidence(extra, where))]
 
-    used = {r[0] for r in raw}
-    if len(used) == 1:
-        primary = next(iter(used))
-    elif key != "auto":
-        primary = key
-    else:
-        primary = "id" if "id" in gold_spaces else "label"
+    primary = primary_space({r[0] for r in raw}, key, gold_spaces)
 
     # Gold classes: distinct (s, r, o) in the primary space, in S_star order.
     class_of: dict[tuple[Any, ...], int] = {}

@@ -91,8 +91,9 @@ def evaluate(
     The run is resolved into columns (:mod:`eval.columnar`) and every metric is
     computed over all questions at once; :func:`evaluate_reference` computes
     the same :class:`Evaluation` question by question (the test suite checks
-    they agree). ``ev.resolved`` resolves a question with
-    :func:`eval.keyspace.resolve_question` when it is read.
+    they agree). ``ev.resolved`` gives a question's
+    :class:`~eval.keyspace.Resolved` (:func:`eval.keyspace.resolve_question`'s
+    values) when it is read.
     """
     chosen, records, missing, outside = select(run, questions, split)
     evidence = [rec.get("evidence", []) if rec is not None else [] for rec in records]
