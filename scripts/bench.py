@@ -348,14 +348,18 @@ def child_sample(scale: str, out: str) -> dict[str, Any]:
             "peak_rss_mb": peak_rss_mb(), "counts": manifest["counts"]}
 
 
-def child_scoring(root: str, cache: str) -> dict[str, Any]:
-    """Issue 5: score the full-sample oracle run of every question with everything on."""
+def _oracle_run(root: str, cache: str) -> tuple[list[dict[str, Any]], Any, dict[Any, dict[str, Any]]]:
+    """``(questions, flags, run)``: the oracle run of every question of a data root, in memory (the scoring sections' input)."""
     paths = resolve_data(data=root)
     index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark, cache_dir=cache)
     questions = load_benchmark(paths.benchmark, paths.benchmark_ids)
-    flags = load_flags(paths.flags)
     retriever = Retriever(index, load_config("oracle", []))
-    run = {q["id"]: retriever.retrieve(q) for q in questions}
+    return questions, load_flags(paths.flags), {q["id"]: retriever.retrieve(q) for q in questions}
+
+
+def child_scoring(root: str, cache: str) -> dict[str, Any]:
+    """Issue 5: score the full-sample oracle run of every question with everything on."""
+    questions, flags, run = _oracle_run(root, cache)
     predictions = {q["id"]: str(int(float(q["t_query"]))) for q in questions}
     start = time.perf_counter()
     scores = score_run(run, questions, flags, predictions=predictions, n_boot=1000, seed=0)
@@ -366,12 +370,7 @@ def child_scoring(root: str, cache: str) -> dict[str, Any]:
 
 def child_scoring_columnar(root: str, cache: str) -> dict[str, Any]:
     """Issue 15: the columnar scorer against the per-question path on a full run, best of 3 each, same results."""
-    paths = resolve_data(data=root)
-    index = load_index(paths.kg, paths.labels, benchmark_dir=paths.benchmark, cache_dir=cache)
-    questions = load_benchmark(paths.benchmark, paths.benchmark_ids)
-    flags = load_flags(paths.flags)
-    retriever = Retriever(index, load_config("oracle", []))
-    run = {q["id"]: retriever.retrieve(q) for q in questions}
+    questions, flags, run = _oracle_run(root, cache)
     times: dict[str, list[float]] = {"columnar": [], "per_question": []}
     outputs = {}
     for _ in range(3):
