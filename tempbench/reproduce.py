@@ -269,7 +269,7 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
     # shard's positions in its run are its positions in the browser.
     names = ordered(dict.fromkeys(SHIPPED_CONFIGS))
     chosen = select_split(questions, split)
-    every = {name: {q["id"] for q in chosen} for name in names}
+    every = dict.fromkeys(names, {q["id"] for q in chosen})
     # what the browser shows of a question under every configuration, made once (workers inherit it)
     shared: dict[Any, Any] = {}
     for q in chosen:
