@@ -154,19 +154,19 @@ def _triple_text(t: Mapping[str, Any] | None) -> str:
     return " | ".join(str(p) for p in parts) + f" | {t.get('t')}"
 
 
-class _Strings:
-    """A string table: each distinct string stored once in the blob."""
+class _Strings(dict):
+    """A string table: each distinct string stored once in the blob, numbered in order of first use.
 
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.values: list[str] = []
+    ``table[text]`` is its number; the strings in number order are ``list(table)``.
+    """
 
     def __call__(self, text: str) -> int:
-        j = self.index.get(text)
-        if j is None:
-            j = self.index[text] = len(self.values)
-            self.values.append(text)
-        return j
+        return self.setdefault(text, len(self))
+
+    def numbers(self, texts: Iterable[str]) -> list[int]:
+        """The number of each text, new ones added (:meth:`__call__` over ``texts``, without a Python call per text)."""
+        add = self.setdefault
+        return [add(text, len(self)) for text in texts]
 
 
 def _score(value: Any) -> float | None:
@@ -180,6 +180,17 @@ _MARK_CODE = {mark: i for i, mark in enumerate(MARKS)}
 def _code(mark: str, tie_group: bool, hop: int | None) -> int:
     """Mark, tie-group flag and hop of an evidence item in one small integer: ``mark + 4 * tie + 8 * hop``."""
     return _MARK_CODE[mark] + 4 * bool(tie_group) + 8 * (hop or 0)
+
+
+def _item_rows(rows: Sequence[tuple[Any, ...]], strings: _Strings) -> list[list[Any]]:
+    """``[line number, _score(score), _code(mark, tie, hop)]`` per evidence row (:data:`~eval.explain.EVIDENCE_FIELDS` order).
+
+    The browser's most frequent rows: :func:`_score` and :func:`_code` are inlined.
+    """
+    add = strings.setdefault
+    return [[add(line, len(strings)), None if score is None else round(float(score), 4),
+             _MARK_CODE[mark] + 4 * bool(tie) + 8 * (hop or 0)]
+            for _, mark, hop, score, line, tie in rows]
 
 
 def browser_data(
@@ -286,12 +297,12 @@ def browser_part(
                   a["hit"], a["in_kg"]],
             "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
             "pr": [p["pool_rows"], p["candidates"]],
-            "ev": [[strings(line), _score(score), _code(mark, tie, hop)] for _, mark, hop, score, line, tie in d["evidence"]],
-            "ti": [[strings(line), _score(score), _code(mark, tie, hop)] for _, mark, hop, score, line, tie in d["cutoff_ties"]],
+            "ev": _item_rows(d["evidence"], strings),
+            "ti": _item_rows(d["cutoff_ties"], strings),
         })
         if settings is None:
             settings = {"rule": a["rule"], "k": d["k"]}
-    return {"strings": strings.values, "entries": entries, "rows": qrows, "settings": settings}
+    return {"strings": list(strings), "entries": entries, "rows": qrows, "settings": settings}
 
 
 def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
@@ -313,7 +324,7 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
         given = parts[name]
         entries: list[Any] = []
         for part in ([given] if isinstance(given, Mapping) else given):
-            new = [strings(text) for text in part["strings"]]
+            new = strings.numbers(part["strings"])
 
             def at(i: int | None, new: list[int] = new) -> int | None:
                 return None if i is None else new[i]
@@ -335,7 +346,7 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
         "stages": list(STAGES),
         "stageHelp": [STAGE_HELP[s] for s in STAGES],
         "marks": list(MARKS),
-        "strings": strings.values,
+        "strings": list(strings),
         "questions": qrows,
         "runs": per_config,
         "settings": settings,
