@@ -249,6 +249,17 @@ def _fast_question(question: Any, evidence: Any, extra: Any, key: str) -> _Quest
     raw = _items(evidence, spaces, key)
     raw_extra = _items(extra, spaces, key)
     primary = primary_space(set(raw[0]), key, spaces)
+    class_valid, class_first, lookup = _classes(gold, primary, tq)
+    return _Question(tq, primary, class_valid, _matched(raw, lookup), _matched(raw_extra, lookup), gold, class_first)
+
+
+def _classes(gold: list[tuple[dict[str, tuple[Any, Any, Any]], float, float]], primary: str, tq: float
+             ) -> tuple[list[bool], list[dict[str, tuple[Any, Any, Any]]], dict[str, dict[tuple[Any, Any, Any], int]]]:
+    """The gold classes (SPEC §3.1): ``(class_valid, class_first, lookup)``, classes keyed in ``primary``.
+
+    ``class_first``: each class's first triple's keys; ``lookup``: space ->
+    ``(s, r, o)`` -> class, the first class a key meets.
+    """
     class_of: dict[tuple[Any, Any, Any], int] = {}
     class_valid: list[bool] = []
     class_first: list[dict[str, tuple[Any, Any, Any]]] = []
@@ -266,7 +277,7 @@ def _fast_question(question: Any, evidence: Any, extra: Any, key: str) -> _Quest
             class_valid[c] = True
         for space, srot in keys.items():
             lookup[space].setdefault(srot, c)
-    return _Question(tq, primary, class_valid, _matched(raw, lookup), _matched(raw_extra, lookup), gold, class_first)
+    return class_valid, class_first, lookup
 
 
 def _matched(raw: RawItems, lookup: dict[str, dict[tuple[Any, Any, Any], int]]) -> tuple[list[Any], ...]:
@@ -298,11 +309,19 @@ def resolve_fast(question: Any, evidence: Any, key: str = "auto", extra: Any = (
     Plain records are read by this module's column readers; anything else
     (and every error) goes to the reference function.
     """
+    return resolve_parsed(question, evidence, key, extra)[0]
+
+
+def resolve_parsed(question: Any, evidence: Any, key: str = "auto", extra: Any = ()) -> tuple[Resolved, _Question | None]:
+    """:func:`resolve_fast` and what the column reader made of the question (``None``: the reference resolved it).
+
+    The second value is what :func:`columns_part` packs.
+    """
     try:
         p = _fast_question(question, evidence, extra, key)
     except (_Slow, TypeError):
-        return resolve_question(question, evidence, key, extra=extra)
-    return _as_resolved(question, p, key)
+        return resolve_question(question, evidence, key, extra=extra), None
+    return _as_resolved(question, p, key), p
 
 
 def _as_resolved(question: Any, p: _Question, key: str) -> Resolved:
@@ -321,32 +340,66 @@ def _as_items(columns: tuple[list[Any], ...]) -> list[Item]:
     return list(map(Item, spaces, srots, ts, te, cls, [None if sc != sc else sc for sc in scores]))
 
 
+#: The arrays an :class:`_ItemColumns` is made of (the others derive from them).
+_BASE = ("counts", "space", "s", "r", "o", "ts", "te", "cls", "score")
+
+
 class _ItemColumns:
     """Items of every question in question order: flat arrays plus ``start`` offsets (``n + 1``)."""
 
     def __init__(self, per_question: Sequence[tuple[list[Any], ...]], codes: _Codes | None, cls_start: np.ndarray) -> None:
         counts = np.fromiter((len(x[0]) for x in per_question), dtype=np.int64, count=len(per_question))
-        self.start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        total = int(self.start[-1])
-        self.q = np.repeat(np.arange(len(per_question), dtype=np.int64), counts)
-        self.pos = np.arange(total, dtype=np.int64) - self.start[:-1][self.q]
+        total = int(counts.sum())
 
         def flat(j: int) -> Any:
             return chain.from_iterable(x[j] for x in per_question)
 
-        self.space = np.fromiter(map(_LABEL_CODE.__getitem__, flat(0)), dtype=np.int8, count=total)
+        space = np.fromiter(map(_LABEL_CODE.__getitem__, flat(0)), dtype=np.int8, count=total)
+        s = r = o = None
         if codes is not None:
             sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(flat(1))), dtype=np.int64,
                               count=3 * total).reshape(total, 3)
-            self.s, self.r, self.o = sro[:, 0], sro[:, 1], sro[:, 2]
-        self.ts = np.fromiter(flat(2), dtype=np.float64, count=total)
-        self.te = np.fromiter(flat(3), dtype=np.float64, count=total)
-        self.cls = np.fromiter(flat(4), dtype=np.int64, count=total)
+            s, r, o = sro[:, 0], sro[:, 1], sro[:, 2]
         # no score is NaN here (a question with a NaN score takes the reference path)
-        self.score = np.fromiter(flat(5), dtype=np.float64, count=total)
+        self._set(counts, space, s, r, o, np.fromiter(flat(2), dtype=np.float64, count=total),
+                  np.fromiter(flat(3), dtype=np.float64, count=total), np.fromiter(flat(4), dtype=np.int64, count=total),
+                  np.fromiter(flat(5), dtype=np.float64, count=total), cls_start)
+
+    def _set(self, counts: np.ndarray, space: np.ndarray, s: np.ndarray | None, r: np.ndarray | None,
+             o: np.ndarray | None, ts: np.ndarray, te: np.ndarray, cls: np.ndarray, score: np.ndarray,
+             cls_start: np.ndarray) -> None:
+        self.counts, self.space, self.s, self.r, self.o = counts, space, s, r, o
+        self.ts, self.te, self.cls, self.score = ts, te, cls, score
+        self.start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        total = int(self.start[-1])
+        self.q = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        self.pos = np.arange(total, dtype=np.int64) - self.start[:-1][self.q]
         self.has_score = ~np.isnan(self.score)
         # the global index of an item's gold class (classes of all questions side by side), -1 for none
         self.gid = np.where(self.cls >= 0, cls_start[:-1][self.q] + self.cls, -1)
+
+    @classmethod
+    def joined(cls, parts: Sequence[tuple[Mapping[str, np.ndarray], np.ndarray]], cls_start: np.ndarray) -> _ItemColumns:
+        """The columns of consecutive parts (:meth:`base` arrays, each with its local-to-joined code map)."""
+        out = cls.__new__(cls)
+        cat = {name: np.concatenate([p[name] for p, _ in parts]) if parts else np.zeros(0) for name in _BASE}
+        sro = [np.concatenate([remap[p[name]] for p, remap in parts]) if parts else np.zeros(0, dtype=np.int64)
+               for name in ("s", "r", "o")]
+        out._set(cat["counts"].astype(np.int64), cat["space"].astype(np.int8), *sro, cat["ts"].astype(np.float64),
+                 cat["te"].astype(np.float64), cat["cls"].astype(np.int64), cat["score"].astype(np.float64), cls_start)
+        return out
+
+    def base(self) -> dict[str, np.ndarray]:
+        """The arrays the others derive from (:data:`_BASE`), for :meth:`joined`."""
+        return {name: getattr(self, name) for name in _BASE}
+
+    def decoded(self, i: int, values: Sequence[Any]) -> tuple[list[Any], ...]:
+        """Question ``i``'s items as :func:`_fast_question` lists them (codes read back through ``values``)."""
+        lo, hi = int(self.start[i]), int(self.start[i + 1])
+        s, r, o = self.s[lo:hi].tolist(), self.r[lo:hi].tolist(), self.o[lo:hi].tolist()
+        srots = [(values[a], values[b], values[c]) for a, b, c in zip(s, r, o, strict=True)]
+        return ([SPACES[c] for c in self.space[lo:hi].tolist()], srots, self.ts[lo:hi].tolist(),
+                self.te[lo:hi].tolist(), self.cls[lo:hi].tolist(), self.score[lo:hi].tolist())
 
     def __len__(self) -> int:
         return len(self.q)
@@ -369,10 +422,16 @@ class Columns:
     extra: _ItemColumns
     slow: np.ndarray  # questions resolved (and scored) by the reference path
     codes: _Codes | None  # value -> code of the items' s, r, o (None when resolved light)
+    gold_space: list[str]  # per question, the space its gold classes are keyed on
 
     @property
     def n(self) -> int:
         return len(self.questions)
+
+    def gold(self, i: int) -> list[tuple[dict[str, tuple[Any, Any, Any]], float, float]]:
+        """Question ``i``'s ``S_star`` as the column reader parses it."""
+        parsed = self.parsed
+        return parsed.gold(i) if isinstance(parsed, _PartParsed) else parsed[i].gold
 
     def resolved(self, i: int) -> Resolved:
         """The reference :class:`~eval.keyspace.Resolved` of question ``i``."""
@@ -437,8 +496,150 @@ def resolve_columns(
         n_gold=n_gold, cls_start=cls_start, class_valid=class_valid,
         items=_ItemColumns([p.items for p in parsed], codes, cls_start),
         extra=_ItemColumns([p.extra for p in parsed], codes, cls_start),
-        slow=slow, codes=codes,
+        slow=slow, codes=codes, gold_space=[p.gold_space for p in parsed],
     )
+
+
+# -- columns made in parts, where the run's records are (``tempbench reproduce``) ----------------------
+
+@dataclass
+class ColumnsPart:
+    """Consecutive questions of a run resolved with key ``auto`` (:func:`columns_part`): arrays, small to send.
+
+    :func:`columns_from_parts` joins the parts of a run into the
+    :class:`Columns` that :func:`resolve_columns` makes of the same records,
+    so a run can be resolved where its records are made (each question once
+    for the loss attribution and the scores) and scored elsewhere without
+    reading it back. ``strings``: the values of the part's local ``s, r, o``
+    codes. ``alt``: the key-space effect's other resolution of the part
+    (:func:`key_space_effect`): ``(space, hits, ccr)``, ``(space, None, None)``
+    when it fails, ``None`` when the part's questions need none.
+    """
+
+    ids: list[Any]
+    tq: np.ndarray
+    gold_space: list[str]
+    n_gold: np.ndarray
+    class_valid: np.ndarray
+    items: dict[str, np.ndarray]
+    extra: dict[str, np.ndarray]
+    strings: list[Any]
+    alt: tuple[str, list[int] | None, list[int] | None] | None
+
+
+def columns_part(questions: Sequence[Mapping[str, Any]], evidence: Sequence[Any],
+                 parsed: Sequence[_Question | None]) -> ColumnsPart | None:
+    """The part of ``questions`` (their evidence and :func:`resolve_parsed` values, key ``auto``).
+
+    ``None`` when some question was resolved by the reference path: such a
+    run is scored from its file.
+    """
+    if any(p is None for p in parsed):
+        return None
+    ready: list[_Question] = list(parsed)  # type: ignore[arg-type]
+    codes = _Codes()
+    n_gold = np.fromiter((len(p.class_valid) for p in ready), dtype=np.int64, count=len(ready))
+    cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
+    items = _ItemColumns([p.items for p in ready], codes, cls_start)
+    extra = _ItemColumns([p.extra for p in ready], codes, cls_start)
+    gold_space = [p.gold_space for p in ready]
+    other = _other_space(_used_space(gold_space, items.counts))
+    alt = None
+    if other is not None:
+        try:
+            alt_rows = rows(resolve_columns(questions, evidence, None, other, light=True))
+            alt = (other, [r["hits"] for r in alt_rows], [r["ccr"] for r in alt_rows])
+        except EvidenceError:
+            alt = (other, None, None)
+    return ColumnsPart(
+        ids=[q.get("id") for q in questions], tq=np.fromiter((p.tq for p in ready), dtype=np.float64, count=len(ready)),
+        gold_space=gold_space, n_gold=n_gold,
+        class_valid=np.fromiter((v for p in ready for v in p.class_valid), dtype=bool, count=int(cls_start[-1])),
+        items=items.base(), extra=extra.base(), strings=list(codes), alt=alt,
+    )
+
+
+def columns_from_parts(questions: Sequence[Mapping[str, Any]], parts: Sequence[ColumnsPart]) -> Columns:
+    """:func:`resolve_columns` (key ``auto``) of a run from its :func:`columns_part` parts, in question order.
+
+    ``questions``: the benchmark records of the parts' questions, in order
+    (checked against the parts' ids).
+    """
+    ids = [qid for part in parts for qid in part.ids]
+    if ids != [q.get("id") for q in questions]:
+        raise ValueError("the parts do not cover these questions in this order")
+    codes = _Codes()
+    remaps = [np.fromiter(map(codes.__getitem__, part.strings), dtype=np.int64, count=len(part.strings))
+              for part in parts]
+    n_gold = np.concatenate([part.n_gold for part in parts]).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+    cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
+    items = _ItemColumns.joined([(part.items, remap) for part, remap in zip(parts, remaps, strict=True)], cls_start)
+    extra = _ItemColumns.joined([(part.extra, remap) for part, remap in zip(parts, remaps, strict=True)], cls_start)
+    tq = np.concatenate([part.tq for part in parts]) if parts else np.zeros(0)
+    gold_space = [space for part in parts for space in part.gold_space]
+    n = len(questions)
+    return Columns(
+        key="auto", questions=list(questions), evidence=[], ties=[],
+        parsed=_PartParsed(questions, tq, gold_space, items, extra, list(codes)),  # type: ignore[arg-type]
+        tq=tq, n_gold=n_gold, cls_start=cls_start,
+        class_valid=np.concatenate([part.class_valid for part in parts]) if parts else np.zeros(0, dtype=bool),
+        items=items, extra=extra, slow=np.zeros(n, dtype=bool), codes=codes, gold_space=gold_space,
+    )
+
+
+def parts_suffice(parts: Sequence[ColumnsPart | None]) -> bool:
+    """Whether a run can be scored from these parts alone: each made, each with the other-space resolution needed."""
+    if any(part is None for part in parts):
+        return False
+    ready: list[ColumnsPart] = list(parts)  # type: ignore[arg-type]
+    gold_space = [space for part in ready for space in part.gold_space]
+    counts = np.concatenate([part.items["counts"] for part in ready]) if ready else np.zeros(0, dtype=np.int64)
+    other = _other_space(_used_space(gold_space, counts))
+    return other is None or all(part.alt is not None and part.alt[0] == other for part in ready)
+
+
+def _parts_alt(parts: Sequence[ColumnsPart], other: str) -> tuple[list[int], list[int]]:
+    """The parts' other-space ``(hits, ccr)`` per question (:func:`parts_suffice` holds).
+
+    Raises :class:`~tempbench.core.errors.EvidenceError` when a part's other resolution failed.
+    """
+    alts = [part.alt for part in parts]
+    if any(alt is None or alt[0] != other for alt in alts):
+        raise ValueError(f"a part was not resolved in the {other} space (see parts_suffice)")
+    if any(alt[1] is None for alt in alts):  # type: ignore[index]
+        raise EvidenceError(f"some evidence does not carry the {other} space")
+    return ([h for alt in alts for h in alt[1]], [c for alt in alts for c in alt[2]])  # type: ignore[index]
+
+
+class _PartParsed(Sequence):
+    """``Columns.parsed`` of joined parts: a question's :class:`_Question` rebuilt from the arrays when first read."""
+
+    def __init__(self, questions: Sequence[Mapping[str, Any]], tq: np.ndarray, gold_space: list[str],
+                 items: _ItemColumns, extra: _ItemColumns, values: list[Any]) -> None:
+        self.questions, self.tq, self.gold_space = questions, tq, gold_space
+        self.items, self.extra, self.values = items, extra, values
+        self._gold: dict[int, Any] = {}
+        self._made: dict[int, _Question] = {}
+
+    def __len__(self) -> int:
+        return len(self.questions)
+
+    def gold(self, i: int) -> list[tuple[dict[str, tuple[Any, Any, Any]], float, float]]:
+        got = self._gold.get(i)
+        if got is None:
+            got = self._gold[i] = _gold(self.questions[i].get("S_star", _MISSING), "auto")
+        return got
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        got = self._made.get(i)
+        if got is None:
+            gold, tq, primary = self.gold(i), float(self.tq[i]), self.gold_space[i]
+            class_valid, class_first, _ = _classes(gold, primary, tq)
+            got = self._made[i] = _Question(tq, primary, class_valid, self.items.decoded(i, self.values),
+                                            self.extra.decoded(i, self.values), gold, class_first)
+        return got
 
 
 # -- TRP and CCR (SPEC §3.1) ---------------------------------------------------------------------
@@ -645,7 +846,7 @@ def tie_report(cols: Columns, measures: Sequence[Measure] = RANK_MEASURES) -> di
 def _pairs(cols: Columns, i: int) -> dict[str, tuple[Any, Any] | None]:
     """Per negative type, ``(replaced hop, replacement)`` as ``(keys by space, t_start, t_end)``, or None."""
     question = cols.questions[i]
-    star = cols.parsed[i].gold
+    star = cols.gold(i)
     out: dict[str, tuple[Any, Any] | None] = {}
     for kind, (variant, _flag) in TYPES.items():
         raw = question.get(variant)
@@ -746,19 +947,35 @@ def negatives_report(cols: Columns, flags: Mapping[Any, Mapping[str, bool]] | No
 
 # -- the key-space effect (SPEC §3.1) ---------------------------------------------------------------
 
-def key_space_effect(cols: Columns, row_list: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """:func:`eval.scoring.key_space_effect` over the columns: the other space's hits and CCR, compared."""
-    with_items = [p.gold_space for p, nr in zip(cols.parsed, np.diff(cols.items.start).tolist(), strict=True) if nr]
-    spaces = set(with_items) or {p.gold_space for p in cols.parsed}
-    used = spaces.pop() if len(spaces) == 1 else ("mixed" if spaces else "id")
-    other = {"id": "label", "label": "id"}.get(used)
+def _used_space(gold_space: Sequence[str], n_items: np.ndarray) -> str:
+    """The key space the questions were matched in: that of those with items (else of all), ``mixed``, or ``id`` for none."""
+    spaces = {sp for sp, nr in zip(gold_space, n_items.tolist(), strict=True) if nr} or set(gold_space)
+    return spaces.pop() if len(spaces) == 1 else ("mixed" if spaces else "id")
+
+
+def _other_space(used: str) -> str | None:
+    return {"id": "label", "label": "id"}.get(used)
+
+
+def key_space_effect(cols: Columns, row_list: Sequence[Mapping[str, Any]],
+                     parts: Sequence[ColumnsPart] | None = None) -> dict[str, Any]:
+    """:func:`eval.scoring.key_space_effect` over the columns: the other space's hits and CCR, compared.
+
+    ``parts``: the columns were joined from these (:func:`parts_suffice`
+    holds); their own other-space resolutions are used.
+    """
+    used = _used_space(cols.gold_space, np.diff(cols.items.start))
+    other = _other_space(used)
     differing = None
     if other is not None:
         try:
-            alt = resolve_columns(cols.questions, cols.evidence, None, other, light=True)
+            if parts is not None:
+                alt = _parts_alt(parts, other)
+            else:
+                alt_rows = rows(resolve_columns(cols.questions, cols.evidence, None, other, light=True))
+                alt = ([a["hits"] for a in alt_rows], [a["ccr"] for a in alt_rows])
         except EvidenceError:
             alt = None
         if alt is not None:
-            alt_rows = rows(alt)
-            differing = sum((a["hits"], a["ccr"]) != (r["hits"], r["ccr"]) for a, r in zip(alt_rows, row_list, strict=True))
+            differing = sum((h, c) != (r["hits"], r["ccr"]) for h, c, r in zip(*alt, row_list, strict=True))
     return {"used": used, "other": other, "questions_differing": differing}

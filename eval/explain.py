@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.columnar import resolve_fast
+from eval.columnar import resolve_parsed
 from eval.keyspace import GoldTriple, Resolved, gold_triples
 from eval.negatives import differing_triples
 from eval.trp_ccr import is_hit
@@ -142,6 +142,7 @@ class Explanation:
     anchor: int | None
     gold_subject: int | None
     resolved: Resolved
+    parsed: Any = None  # what the column reader made of the record (eval.columnar.resolve_parsed), if it read it
 
     @property
     def stages(self) -> list[str]:
@@ -296,7 +297,8 @@ class Explainer:
         return self._explain(question, record, True)
 
     def _explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool) -> Explanation:
-        res = resolve_fast(question, record.get("evidence") or [], key="auto", extra=record.get("cutoff_ties") or [])
+        res, parsed = resolve_parsed(question, record.get("evidence") or [], key="auto",
+                                     extra=record.get("cutoff_ties") or [])
         tq = res.tq
         hops = gold_hops(res.gold)
         # hop -> gold class of the resolved evidence (one to one when both use the hop's space)
@@ -312,7 +314,7 @@ class Explainer:
             if it.cls >= 0:
                 tied.add(it.cls)
 
-        explanation = Explanation(res.qid, hops, None, None, res)
+        explanation = Explanation(res.qid, hops, None, None, res, parsed)
         pending: list[int] = []
         for i, hop in enumerate(hops):
             c = cls[i]

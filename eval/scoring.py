@@ -100,22 +100,48 @@ def evaluate(
     ties = [(rec.get("cutoff_ties") or []) if rec is not None else [] for rec in records]
     with gc_paused():
         cols = columnar.resolve_columns(chosen, evidence, ties, key, where=lambda i: _where(run, chosen[i]["id"]))
-        rows = columnar.rows(cols)
-        key_space = columnar.key_space_effect(cols, rows)
-        resolved = _LazyResolved(cols)
-        return Evaluation(
-            questions=list(chosen),
-            resolved=resolved,  # type: ignore[arg-type]
-            rows=rows,
-            missing=missing,
-            outside_split=outside,
-            rank=columnar.rank_metrics(cols) if rank_backend == "kernel" else rank_metrics(resolved, backend=rank_backend),
-            ties=columnar.tie_report(cols),
-            negatives=columnar.negatives_report(cols, flags),
-            flags_found=flags is not None,
-            answer_rows=_answer_rows(questions, chosen, predictions),
-            extra={"key_space": key_space},
-        )
+        return _evaluate_columns(cols, questions, flags, missing, outside, predictions, rank_backend)
+
+
+def evaluate_parts(
+    parts: Sequence[columnar.ColumnsPart],
+    chosen: Sequence[Mapping[str, Any]],
+    questions: Sequence[Mapping[str, Any]],
+    flags: Mapping[Any, Mapping[str, bool]] | None,
+    predictions: Mapping[Any, str] | None = None,
+) -> Evaluation:
+    """:func:`evaluate` (key ``auto``) of a run resolved in parts where it was made (:func:`eval.columnar.columns_part`).
+
+    ``chosen``: the scored questions, the parts' questions in order (every
+    one with its record: nothing ``missing``); ``questions``: the whole
+    benchmark. The parts must suffice (:func:`eval.columnar.parts_suffice`).
+    The same :class:`Evaluation` as :func:`evaluate` of the run's records.
+    """
+    with gc_paused():
+        cols = columnar.columns_from_parts(chosen, parts)
+        return _evaluate_columns(cols, questions, flags, 0, 0, predictions, "kernel", parts)
+
+
+def _evaluate_columns(cols: columnar.Columns, questions: Sequence[Mapping[str, Any]],
+                      flags: Mapping[Any, Mapping[str, bool]] | None, missing: int, outside: int,
+                      predictions: Mapping[Any, str] | None, rank_backend: str,
+                      parts: Sequence[columnar.ColumnsPart] | None = None) -> Evaluation:
+    rows = columnar.rows(cols)
+    key_space = columnar.key_space_effect(cols, rows, parts)
+    resolved = _LazyResolved(cols)
+    return Evaluation(
+        questions=list(cols.questions),
+        resolved=resolved,  # type: ignore[arg-type]
+        rows=rows,
+        missing=missing,
+        outside_split=outside,
+        rank=columnar.rank_metrics(cols) if rank_backend == "kernel" else rank_metrics(resolved, backend=rank_backend),
+        ties=columnar.tie_report(cols),
+        negatives=columnar.negatives_report(cols, flags),
+        flags_found=flags is not None,
+        answer_rows=_answer_rows(questions, cols.questions, predictions),
+        extra={"key_space": key_space},
+    )
 
 
 class _LazyResolved(Sequence):
@@ -304,3 +330,15 @@ def score_run(
     """
     ev = evaluate(run, questions, flags, split=split, predictions=predictions, key=key)
     return to_json(ev, n_boot=n_boot, seed=seed, t_query_exposed=t_query_exposed)
+
+
+def score_parts(
+    parts: Sequence[columnar.ColumnsPart],
+    chosen: Sequence[Mapping[str, Any]],
+    questions: Sequence[Mapping[str, Any]],
+    flags: Mapping[Any, Mapping[str, bool]] | None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """:func:`score_run` of a run from its parts (:func:`evaluate_parts`): the same SPEC §6.2 object."""
+    return to_json(evaluate_parts(parts, chosen, questions, flags), n_boot=n_boot, seed=seed)

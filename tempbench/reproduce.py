@@ -37,13 +37,14 @@ from typing import Any
 from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import load_baseline
+from eval.columnar import ColumnsPart, columns_part, parts_suffice
 from eval.diff import compare
 from eval.explain import STAGES, Explainer, attribution_json, question_negatives, summarize
 from eval.report.html import browser_json, browser_part, merge_parts, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
-from eval.scoring import score_run
+from eval.scoring import score_parts, score_run
 from retriever import default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
 from tempbench.core.atomic import write_json, write_text
 from tempbench.core.console import info
@@ -75,20 +76,30 @@ def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], po
     explainer.forget()  # each question is explained once: keep nothing from earlier shards
     explainer.pools = {record["id"]: summary for record, summary in zip(records, pools, strict=True)}
     run = {record["id"]: record for record in records}
-    return browser_part(_POST["chosen"], name, run, explainer, _POST["rows_from"][name], span=positions,
-                        shared=_POST["shared"])
+    chosen = _POST["chosen"]
+    part = browser_part(chosen, name, run, explainer, _POST["rows_from"][name], span=positions, shared=_POST["shared"])
+    # the scorer's resolution of the shard is the attribution's (key auto, evidence and cut-off ties)
+    questions = [chosen[j] for j in positions]
+    parsed = [explainer.explain(q, record).parsed if type(record.get("evidence")) is list else None
+              for q, record in zip(questions, records, strict=True)]
+    return {"browser": part, "columns": columns_part(questions, [record["evidence"] for record in records], parsed)}
 
 
-def _score_task(name: str) -> dict[str, Any]:
+def _score_task(name: str, parts: list[ColumnsPart | None]) -> dict[str, Any]:
     """Score one run and write ``scores/<name>.json`` (in a side process or in this one).
 
-    The records are this process's when it kept them (one process), else the
-    run file's: a side process reads the file rather than its parent's memory.
+    From the run's columns parts, resolved by the run's hook, when they
+    suffice; else from the records, this process's when it kept them (one
+    process) or the run file's.
     """
-    run = _POST["runs"].get(name)
-    if run is None:
-        run = read_written_run(_POST["out"] / "runs" / f"{name}.jsonl")
-    score = score_run(run, _POST["questions"], _POST["flags"], split=_POST["split"], n_boot=_POST["n_boot"])
+    if parts_suffice(parts):
+        score = score_parts(parts, _POST["chosen"], _POST["questions"], _POST["flags"],  # type: ignore[arg-type]
+                            n_boot=_POST["n_boot"])
+    else:
+        run = _POST["runs"].get(name)
+        if run is None:
+            run = read_written_run(_POST["out"] / "runs" / f"{name}.jsonl")
+        score = score_run(run, _POST["questions"], _POST["flags"], split=_POST["split"], n_boot=_POST["n_boot"])
     write_json(_POST["out"] / "scores" / f"{name}.json", score)
     return score
 
@@ -125,10 +136,10 @@ class _Side:
             self.drawer = ctx.Pool(1, initializer=_ignore_sigint)
             stack.callback(_stop, self.drawer)
 
-    def score(self, name: str) -> Callable[[], dict[str, Any]]:
+    def score(self, name: str, parts: list[ColumnsPart | None]) -> Callable[[], dict[str, Any]]:
         if self.scorers is None:
-            return lambda: _score_task(name)
-        return self.scorers.apply_async(_score_task, (name,)).get
+            return lambda: _score_task(name, parts)
+        return self.scorers.apply_async(_score_task, (name, parts)).get
 
     def plot(self, scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None) -> Callable[[], dict[str, Path]]:
         if self.drawer is None:
@@ -301,8 +312,10 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             if records is not None:
                 kept[name] = run_records(run_path, records)
             size = meta["shard_size"]
-            parts[name] = [(part, range(k * size, min((k + 1) * size, len(chosen)))) for k, part in enumerate(shard_parts)]
-            pending[name] = side.score(name)  # scored (from its file) while the next run goes on
+            parts[name] = [(part["browser"], range(k * size, min((k + 1) * size, len(chosen))))
+                           for k, part in enumerate(shard_parts)]
+            # scored (from its columns parts) while the next run goes on
+            pending[name] = side.score(name, [part["columns"] for part in shard_parts])
             timings[f"run {name} (with its browser part)"] = time.perf_counter() - t0
 
         # This process writes the loss attribution (SPEC §7) and builds the browser while the

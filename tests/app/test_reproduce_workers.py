@@ -79,7 +79,9 @@ def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path
     def broken(*_args, **_kwargs):
         raise EvidenceError("scoring broke on purpose")
 
-    monkeypatch.setattr(job, "score_run", broken)  # forked workers inherit the patch
+    # forked workers inherit the patches (a run is scored from its parts, else from its records)
+    monkeypatch.setattr(job, "score_parts", broken)
+    monkeypatch.setattr(job, "score_run", broken)
     with pytest.raises(EvidenceError, match="on purpose"):
         job.reproduce(resolve_data(data=small_sample), out=tmp_path / "out", split="test", workers=2, n_boot=5)
     assert multiprocessing.active_children() == []
