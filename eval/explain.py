@@ -204,9 +204,18 @@ class Explainer:
         # attribute_run and the HTML browser ask for the same ones
         self._explained: dict[Any, tuple[Mapping[str, Any], Mapping[str, Any], Explanation]] = {}
 
-    def forget(self) -> None:
-        """Drop the explanations kept for a later :func:`question_detail` of the same records."""
-        self._explained.clear()
+    def forget(self, into: list[Any] | None = None) -> None:
+        """Drop the explanations kept for a later :func:`question_detail` of the same records.
+
+        ``into``: a list that takes them instead, in a process that ends
+        without freeing its objects one by one (a pool worker, terminated),
+        where freeing them here would only cost time.
+        """
+        if into is None:
+            self._explained.clear()
+        else:
+            into.append(self._explained)
+            self._explained = {}
 
     # -- the hop's KG rows ----------------------------------------------------------
     def _by_label(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:

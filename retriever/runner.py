@@ -42,6 +42,8 @@ from tempbench.core.schema import select_split
 from tempbench.core.version import __version__
 
 SHARD_SIZE = 250
+#: At most this many shards per pool worker are left unfreed until the worker ends (a bound on its memory).
+UNFREED_SHARDS = 64
 
 # Per-process state of a run: (retriever, questions, parts dir, fingerprint).
 _STATE: dict[str, Any] = {}
@@ -122,6 +124,9 @@ def _compute_shard(i: int) -> int:
         _STATE["keep"][i] = records
     if on_shard is not None:
         _STATE["shard_results"][i] = on_shard(range(lo, hi), records, summaries)
+    unfreed = _STATE.get("unfreed")
+    if unfreed is not None and len(unfreed) < UNFREED_SHARDS:
+        unfreed.append((records, summaries, lines))
     # the records' checksum: a resumed run recomputes a shard edited or damaged since
     stats["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
@@ -134,7 +139,14 @@ def _compute_shard(i: int) -> int:
 
 
 def _compute_shard_index(i: int) -> tuple[int, Any]:
-    """:func:`_compute_shard` in a worker: the shard's index (for a pool's unordered results) and its hook's result."""
+    """:func:`_compute_shard` in a worker: the shard's index (for a pool's unordered results) and its hook's result.
+
+    A pool worker is terminated when its run ends, which frees nothing one by
+    one: a shard's records are kept in ``_STATE["unfreed"]`` rather than
+    freed object by object (that took about a tenth of the run's time), up
+    to :data:`UNFREED_SHARDS` shards.
+    """
+    _STATE.setdefault("unfreed", [])
     _compute_shard(i)
     return i, _STATE["shard_results"].pop(i, None)
 

@@ -46,6 +46,7 @@ from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
 from eval.scoring import score_parts, score_run
 from retriever import default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
+from retriever.runner import UNFREED_SHARDS
 from tempbench.core.atomic import write_json, write_text
 from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, TempbenchError
@@ -61,6 +62,8 @@ BASELINE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 _POST: dict[str, Any] = {}
 # Per worker process: one explainer per configuration (its pools are set per shard).
 _EXPLAINERS: dict[str, Explainer] = {}
+# Per worker process: what its shards made and no longer need, left for the process's end.
+_UNFREED: list[Any] = []
 
 
 def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], pools: list[Any]) -> dict[str, Any]:
@@ -73,7 +76,10 @@ def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], po
     explainer = _EXPLAINERS.get(name)
     if explainer is None:
         explainer = _EXPLAINERS[name] = Explainer(_POST["index"], load_config(name))
-    explainer.forget()  # each question is explained once: keep nothing from earlier shards
+    # each question is explained once: nothing from earlier shards is needed (a forked worker,
+    # terminated at the end of the run, keeps it rather than free it object by object)
+    in_worker = multiprocessing.parent_process() is not None and len(_UNFREED) < UNFREED_SHARDS
+    explainer.forget(into=_UNFREED if in_worker else None)
     explainer.pools = {record["id"]: summary for record, summary in zip(records, pools, strict=True)}
     run = {record["id"]: record for record in records}
     chosen = _POST["chosen"]
