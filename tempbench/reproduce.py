@@ -110,11 +110,11 @@ def _score_task(name: str, parts: list[ColumnsPart | None]) -> dict[str, Any]:
     return score
 
 
-def _plot_task(scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None) -> dict[str, Path]:
+def _plot_task(out: Path, scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None) -> dict[str, Path]:
     """The attribution plot (no scores given) or the score plots (in the drawing process or in this one)."""
     if scores is None:
-        return write_plots({}, _POST["out"] / "plots", attribution=attribution, only=("attribution",))
-    return write_plots(scores, _POST["out"] / "plots", only=SCORE_PLOTS)
+        return write_plots({}, out / "plots", attribution=attribution, only=("attribution",))
+    return write_plots(scores, out / "plots", only=SCORE_PLOTS)
 
 
 def _forking(workers: int) -> bool:
@@ -127,30 +127,36 @@ class _Side:
 
     Forked before the runs, the side processes share little with this one,
     whose memory then grows (runs, browser parts): no copy-on-write of it on
-    either side. ``workers`` processes score the runs (each as soon as it is
-    written); one more draws the plots (matplotlib is imported there, so its
-    import cycles, see :func:`eval.report.plots.import_pyplot_now`, never
-    reach this process). The processes are stopped when ``stack`` closes.
+    either side. One process draws the plots: forked first, it imports
+    matplotlib while this one loads the data (its import cycles, see
+    :func:`eval.report.plots.import_pyplot_now`, never reach this process).
+    ``workers`` processes, forked once the data is loaded
+    (:meth:`start_scorers`), score the runs, each as soon as it is made. The
+    processes are stopped when ``stack`` closes.
     """
 
     def __init__(self, workers: int, stack: ExitStack) -> None:
+        self.workers, self.stack = workers, stack
         self.scorers = self.drawer = None
         if _forking(workers):
-            ctx = multiprocessing.get_context("fork")
-            self.scorers = ctx.Pool(workers, initializer=_ignore_sigint)
-            stack.callback(_stop, self.scorers)
-            self.drawer = ctx.Pool(1, initializer=_ignore_sigint)
+            self.drawer = multiprocessing.get_context("fork").Pool(1, initializer=_start_drawer)
             stack.callback(_stop, self.drawer)
+
+    def start_scorers(self) -> None:
+        if _forking(self.workers):
+            self.scorers = multiprocessing.get_context("fork").Pool(self.workers, initializer=_ignore_sigint)
+            self.stack.callback(_stop, self.scorers)
 
     def score(self, name: str, parts: list[ColumnsPart | None]) -> Callable[[], dict[str, Any]]:
         if self.scorers is None:
             return lambda: _score_task(name, parts)
         return self.scorers.apply_async(_score_task, (name, parts)).get
 
-    def plot(self, scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None) -> Callable[[], dict[str, Path]]:
+    def plot(self, out: Path, scores: Mapping[str, Any] | None,
+             attribution: Mapping[str, Any] | None) -> Callable[[], dict[str, Path]]:
         if self.drawer is None:
-            return lambda: _plot_task(scores, attribution)
-        return self.drawer.apply_async(_plot_task, (scores, attribution)).get
+            return lambda: _plot_task(out, scores, attribution)
+        return self.drawer.apply_async(_plot_task, (out, scores, attribution)).get
 
 
 def _stop(pool: Any) -> None:
@@ -161,6 +167,12 @@ def _stop(pool: Any) -> None:
 def _ignore_sigint() -> None:
     """Worker initializer: Ctrl-C is the parent's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_drawer() -> None:
+    """The drawing process's initializer: :func:`_ignore_sigint`, and matplotlib imported before any plot is asked for."""
+    _ignore_sigint()
+    import_pyplot_now()
 
 
 def _attribution(chosen: list[Mapping[str, Any]], parts: list[tuple[Mapping[str, Any], range]],
@@ -275,34 +287,34 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
     timings: dict[str, float] = {}
     t_start = time.perf_counter()
     data.require("kg", "benchmark")
-    # Loaded once, shared by every step (and by the processes forked from this one).
-    questions = load_benchmark(data.benchmark, data.benchmark_ids)
-    flags = load_flags(data.flags) if data.flags is not None and Path(data.flags).exists() else None
-    index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark,
-                       cache_dir=Path(cache_dir) if cache_dir is not None else default_index_cache())
-    timings["load"] = time.perf_counter() - t_start
-
-    # The browser's questions are the split's: every run covers them, in this order, so a
-    # shard's positions in its run are its positions in the browser.
-    names = ordered(dict.fromkeys(SHIPPED_CONFIGS))
-    chosen = select_split(questions, split)
-    every = dict.fromkeys(names, {q["id"] for q in chosen})
-    # what the browser shows of a question under every configuration, made once (workers inherit it)
-    shared: dict[Any, Any] = {}
-    for q in chosen:
-        question_negatives(q, shared=shared)
-    _POST.update(index=index, chosen=chosen, rows_from=row_sources(chosen, names, every), shared=shared)
-    _EXPLAINERS.clear()
-
     parts: dict[str, list[tuple[dict[str, Any], range]]] = {}
     kept: dict[str, Any] = {}  # the runs' records, kept only when everything happens in this process
     with ExitStack() as stack:
         # side processes stopped and shared state dropped however this ends
+        side = _Side(workers, stack)
         stack.callback(_EXPLAINERS.clear)
         stack.callback(_POST.clear)
+        # Loaded once, shared by every step (and by the processes forked from this one).
+        questions = load_benchmark(data.benchmark, data.benchmark_ids)
+        flags = load_flags(data.flags) if data.flags is not None and Path(data.flags).exists() else None
+        index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark,
+                           cache_dir=Path(cache_dir) if cache_dir is not None else default_index_cache())
+        timings["load"] = time.perf_counter() - t_start
+
+        # The browser's questions are the split's: every run covers them, in this order, so a
+        # shard's positions in its run are its positions in the browser.
+        names = ordered(dict.fromkeys(SHIPPED_CONFIGS))
+        chosen = select_split(questions, split)
+        every = dict.fromkeys(names, {q["id"] for q in chosen})
+        # what the browser shows of a question under every configuration, made once (workers inherit it)
+        shared: dict[Any, Any] = {}
+        for q in chosen:
+            question_negatives(q, shared=shared)
+        _POST.update(index=index, chosen=chosen, rows_from=row_sources(chosen, names, every), shared=shared)
+        _EXPLAINERS.clear()
         _POST.update(runs=kept, questions=questions, out=out, flags=flags, split=None if split == "all" else split,
                      n_boot=n_boot)
-        side = _Side(workers, stack)
+        side.start_scorers()
         pending: dict[str, Callable[[], dict[str, Any]]] = {}
         # the deepest BFS first: its run and its scoring are the longest, and the last run's
         # scoring is what the end of the job waits for (the outputs do not depend on the order)
@@ -332,13 +344,13 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             result = _attribution(chosen, parts[name], load_config(name))
             write_text(out / "explain" / f"{name}.json", attribution_json(result))
             attribution[name] = result["summary"]
-        attribution_plot = side.plot(None, attribution)
+        attribution_plot = side.plot(out, None, attribution)
         blob_json = browser_json(merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names}))
         del parts
         timings["attribution and browser"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         scores = {name: pending[name]() for name in SHIPPED_CONFIGS}
-        score_plots = side.plot(scores, None)
+        score_plots = side.plot(out, scores, None)
         timings["scores (waited for)"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
