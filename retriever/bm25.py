@@ -223,6 +223,11 @@ class BM25:
         return np.diff(self.group_indptr)
 
     @cached_property
+    def _row_of_term(self) -> np.ndarray:
+        """Scratch of :meth:`score_groups`: ``int32[vocab_size]``, all -1 between calls."""
+        return np.full(self.vocab_size, -1, dtype=np.int32)
+
+    @cached_property
     def doc_len(self) -> np.ndarray:
         """``int64[N]`` token count of every document."""
         return self.group_len[self.doc_group]
@@ -247,7 +252,12 @@ class BM25:
         return np.asarray(out, dtype=np.int64)
 
     def _terms(self, query: str | np.ndarray | list[int]) -> np.ndarray:
-        return self.query_terms(query) if isinstance(query, str) else np.asarray(query, dtype=np.int64).reshape(-1)
+        if isinstance(query, str):
+            return self.query_terms(query)
+        terms = np.asarray(query, dtype=np.int64).reshape(-1)
+        if terms.size and (terms.min() < 0 or terms.max() >= self.vocab_size):
+            raise IndexError(f"term id out of range [0, {self.vocab_size})")
+        return terms
 
     def score(self, query: str | np.ndarray | list[int], doc_ids: np.ndarray | list[int]) -> np.ndarray:
         """BM25 scores of ``doc_ids`` for ``query`` (SPEC §2.2), aligned with ``doc_ids``.
@@ -294,9 +304,13 @@ class BM25:
         lengths = self.group_nterms[groups]
         flat = _ranges(lo, lengths)
         doc_terms = self.group_terms[flat]
-        at = np.searchsorted(uniq, doc_terms)
-        at[at == uniq.shape[0]] = 0
-        hit = np.flatnonzero(uniq[at] == doc_terms)
+        # each document term's row among the query's distinct terms (-1: not a query term),
+        # read from a vocabulary-wide table that is all -1 between calls
+        row_of = self._row_of_term
+        row_of[uniq] = np.arange(uniq.shape[0])
+        at = row_of[doc_terms]
+        row_of[uniq] = -1
+        hit = np.flatnonzero(at >= 0)
         if hit.shape[0] == 0:
             return scores  # every contribution is +0.0
         which = at[hit]  # row (distinct term) of each matching (document, term) entry

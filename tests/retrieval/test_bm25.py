@@ -138,6 +138,12 @@ def test_score_accepts_term_ids_and_rejects_bad_doc_ids() -> None:
     assert index.score(query, np.zeros(0, dtype=np.int64)).shape == (0,)
     with pytest.raises(IndexError):
         index.score(query, [50])
+    # term ids outside the vocabulary are refused (a negative one would index the scoring table from its end)
+    for bad in ([-1], [index.vocab_size]):
+        with pytest.raises(IndexError, match="term id"):
+            index.score(bad, ids)
+    # the scoring table is back to all -1 after every call
+    assert (index._row_of_term == -1).all()
 
 
 def test_round_trip_arrays() -> None:
