@@ -326,7 +326,7 @@ def run_to_file(
         totals = {"ambiguous_oracle": 0, "pool_rows": 0, "candidates": 0, "with_evidence": 0, "no_anchor": 0,
                   "oracle_by_label": 0}
         hits = resolvable = 0
-        with atomic_open(out, "w") as handle:
+        with atomic_open(out, "wb") as handle:  # bytes: the shards are copied, not decoded and encoded again
             for i in range(len(bounds)):
                 records_path, stats_path = _shard_paths(parts, fingerprint, i)
                 stats = json.loads(stats_path.read_text(encoding="utf-8"))
@@ -337,13 +337,13 @@ def run_to_file(
                 if shard_results is not None:
                     shard_results.append(hooked.get(i))
                 if i in texts:
-                    handle.write(texts[i])
+                    handle.write(texts[i].encode("utf-8"))
                 elif records is None:
-                    with open(records_path, encoding="utf-8") as src:
+                    with open(records_path, "rb") as src:
                         shutil.copyfileobj(src, handle)
                     continue
                 else:
-                    handle.write(records_path.read_bytes().decode("utf-8"))
+                    handle.write(records_path.read_bytes())
                 if records is None:
                     continue
                 if i in kept:

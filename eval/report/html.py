@@ -25,6 +25,7 @@ import html
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -162,11 +163,6 @@ class _Strings(dict):
 
     def __call__(self, text: str) -> int:
         return self.setdefault(text, len(self))
-
-    def numbers(self, texts: Iterable[str]) -> list[int]:
-        """The number of each text, new ones added (:meth:`__call__` over ``texts``, without a Python call per text)."""
-        add = self.setdefault
-        return [add(text, len(self)) for text in texts]
 
 
 def _score(value: Any) -> float | None:
@@ -316,15 +312,17 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
     use, so the table, and every index into it, is what one pass over the
     configurations in order would make.
     """
-    strings = _Strings()
+    listed = {name: [parts[name]] if isinstance(parts[name], Mapping) else parts[name] for name in names}
+    # the shared table: every part's strings in order, each kept at its first use
+    table = list(dict.fromkeys(chain.from_iterable(part["strings"] for name in names for part in listed[name])))
+    number = dict(zip(table, range(len(table))))
     qrows: list[dict[str, Any]] = [{} for _ in chosen]
     per_config: dict[str, list[Any]] = {}
     settings: dict[str, dict[str, Any]] = {}
     for name in names:
-        given = parts[name]
         entries: list[Any] = []
-        for part in ([given] if isinstance(given, Mapping) else given):
-            new = strings.numbers(part["strings"])
+        for part in listed[name]:
+            new = list(map(number.__getitem__, part["strings"]))
 
             def at(i: int | None, new: list[int] = new) -> int | None:
                 return None if i is None else new[i]
@@ -346,7 +344,7 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
         "stages": list(STAGES),
         "stageHelp": [STAGE_HELP[s] for s in STAGES],
         "marks": list(MARKS),
-        "strings": list(strings),
+        "strings": table,
         "questions": qrows,
         "runs": per_config,
         "settings": settings,

@@ -136,9 +136,23 @@ def _long_int(raw: bytes) -> bool:
 _FLOAT_FORM_DIFFERS = re.compile(rb"0\.0000|e-\d(?!\d)")
 
 
+_NEGATIVE_EXPONENT = re.compile(rb"e-\d(?!\d)")
+
+
 def _float_form_differs(out: bytes) -> bool:
-    """Whether ``out`` matches :data:`_FLOAT_FORM_DIFFERS`; two substring scans settle almost every line first."""
-    return b"0.0000" in out or (b"e-" in out and _FLOAT_FORM_DIFFERS.search(out) is not None)
+    """Whether ``out`` matches :data:`_FLOAT_FORM_DIFFERS`.
+
+    Substring scans instead of a regular-expression scan of the whole text:
+    only where ``e-`` occurs (in a label, "Saint-Jean") is the rest tested.
+    """
+    if b"0.0000" in out:
+        return True
+    at = out.find(b"e-")
+    while at >= 0:
+        if _NEGATIVE_EXPONENT.match(out, at):
+            return True
+        at = out.find(b"e-", at + 2)
+    return False
 
 
 def dumps_compact(obj: Any) -> str:

@@ -140,3 +140,19 @@ def test_dumps_strict_is_the_standard_librarys_bytes_with_non_finite_as_null(val
 def test_dumps_strict_equals_dumps_compact_where_floats_are_finite():
     for value in [{"a": None, "b": [1.5, 2e-7, "type-1", "e-5"]}, [0.00001, None, "0.0000"], {"x": (1e16, -0.0)}]:
         assert dumps_strict(value) == dumps_compact(value)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="e-0.123x", max_size=30))
+def test_the_float_form_test_is_the_regular_expressions(text):
+    """The substring-driven test finds what a search with the regular expression finds (``e-`` runs included)."""
+    from tempbench.core.jsonl import _FLOAT_FORM_DIFFERS, _float_form_differs
+
+    raw = text.encode()
+    assert _float_form_differs(raw) == (_FLOAT_FORM_DIFFERS.search(raw) is not None)
+
+
+def test_a_late_exponent_after_many_label_dashes_is_found():
+    value = {"labels": ["Saint-Jean e-12 type-x"] * 50, "score": 2e-7}
+    assert dumps_compact(value) == _std(value)
+    assert dumps_strict(value) == _std(value)
