@@ -20,7 +20,7 @@ from retriever.index import KGIndex, load_index
 from retriever.kg import KG, load_edgelist
 from retriever.labels import TSV_HEADER, combine_labels, harvest_labels, load_labels, render
 from retriever.pipeline import Retriever, pool_key
-from retriever.runner import default_workers, run_to_file, select_split
+from retriever.runner import UNFREED_SHARDS, default_workers, run_to_file, select_split
 from retriever.sweep import CANDIDATES as SWEEP_CANDIDATES
 from retriever.sweep import describe_variant, sweep_keys, sweep_runs, sweep_variants
 from retriever.tokenizer import tokenize
@@ -40,6 +40,7 @@ __all__ = [
     "Retriever",
     "RetrieverConfig",
     "combine_labels",
+    "UNFREED_SHARDS",
     "default_workers",
     "describe_variant",
     "from_mapping",

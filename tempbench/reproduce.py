@@ -45,8 +45,7 @@ from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
 from eval.scoring import score_parts, score_run
-from retriever import default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
-from retriever.runner import UNFREED_SHARDS
+from retriever import UNFREED_SHARDS, default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
 from tempbench.core.atomic import write_json, write_text
 from tempbench.core.console import info
 from tempbench.core.errors import ConfigError, TempbenchError

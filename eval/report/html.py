@@ -315,7 +315,7 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
     listed = {name: [parts[name]] if isinstance(parts[name], Mapping) else parts[name] for name in names}
     # the shared table: every part's strings in order, each kept at its first use
     table = list(dict.fromkeys(chain.from_iterable(part["strings"] for name in names for part in listed[name])))
-    number = dict(zip(table, range(len(table))))
+    number = dict(zip(table, range(len(table)), strict=True))
     qrows: list[dict[str, Any]] = [{} for _ in chosen]
     per_config: dict[str, list[Any]] = {}
     settings: dict[str, dict[str, Any]] = {}
