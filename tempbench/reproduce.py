@@ -11,15 +11,19 @@ Writes into ``out``::
     report.html                                    report.md plus the question browser, self-contained
 
 How (issue 15): the benchmark and the index are loaded once and shared by every
-step. Side processes are forked first, while this process is small: ``workers``
-of them score each run from its file as soon as it is written, one more draws
-the plots. Each run uses ``workers`` processes (default: the machine's cores),
-and its hook makes each shard's part of the question browser, the loss
-attribution included, where the shard was retrieved, with its pools at hand;
-this process then writes the attribution, builds the browser and audits. With
-one worker everything happens in this process and the records are kept in
-memory instead of read back. The cyclic garbage collector is paused for the
-job. Every output is byte-identical for any number of workers.
+step. Side processes are forked while this process is small: one draws the
+plots (forked first, it imports matplotlib while the data loads), ``workers``
+of them score the runs. Each run uses ``workers`` processes (default: the
+machine's cores), and its hook works on each shard where it was retrieved,
+with its records and pools at hand: the shard's part of the question browser,
+the loss attribution included, and its scoring columns (the attribution's own
+resolution, :func:`eval.columnar.columns_part`). A run is scored from those
+parts as soon as it is made, while the next run goes on (from its file when a
+question needed the reference resolution). This process then writes the
+attribution, builds the browser and audits. With one worker everything happens
+in this process and the records are kept in memory. The cyclic garbage
+collector is paused for the job. Every output is byte-identical for any
+number of workers.
 """
 
 from __future__ import annotations
