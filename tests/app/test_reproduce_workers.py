@@ -85,3 +85,26 @@ def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path
     with pytest.raises(EvidenceError, match="on purpose"):
         job.reproduce(resolve_data(data=small_sample), out=tmp_path / "out", split="test", workers=2, n_boot=5)
     assert multiprocessing.active_children() == []
+
+
+def test_runs_are_scored_from_their_parts_and_from_their_files_alike(small_sample, tmp_path, monkeypatch):
+    """reproduce scores each run from the column parts its hook made (the run files are never scored); when a part
+    is missing (a question the column reader leaves to the reference) it scores the file: the same scores."""
+    import tempbench.reproduce as job
+    from tempbench.data import resolve_data
+
+    data = resolve_data(data=small_sample)
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("a run file was scored although its parts sufficed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(job, "score_run", never)
+        from_parts = job.reproduce(data, out=tmp_path / "parts", split="all", workers=1, n_boot=20).scores
+    with monkeypatch.context() as patch:
+        patch.setattr(job, "columns_part", lambda *_args: None)
+        from_files = job.reproduce(data, out=tmp_path / "files", split="all", workers=1, n_boot=20).scores
+    assert json.dumps(from_parts, sort_keys=True) == json.dumps(from_files, sort_keys=True)
+    for name in from_parts:
+        assert (tmp_path / "parts" / "scores" / f"{name}.json").read_bytes() == \
+            (tmp_path / "files" / "scores" / f"{name}.json").read_bytes()

@@ -146,6 +146,11 @@ def test_columnar_equals_per_question(case):
     ev, ref = _evaluations(questions, run, flags, split, key)
     if ev is None:
         return
+    assert_same_evaluation(ev, ref)
+
+
+def assert_same_evaluation(ev, ref) -> None:
+    """Two evaluations agree: per-question rows and metrics, negatives, the score object bit for bit, resolutions."""
     assert ev.rows == ref.rows
     for name, values in ref.rank["per_question"].items():
         np.testing.assert_array_equal(ev.rank["per_question"][name], values)
@@ -155,8 +160,9 @@ def test_columnar_equals_per_question(case):
     assert ev.extra == ref.extra
     # the whole score object, bit for bit (bootstrap included)
     assert _same(to_json(ev, n_boot=20), to_json(ref, n_boot=20))
-    # Evaluation.resolved of the columnar path is the reference resolution
+    # Evaluation.resolved is the reference resolution, cut-off ties included
     assert [r.items for r in ev.resolved] == [r.items for r in ref.resolved]
+    assert [r.extra for r in ev.resolved] == [r.extra for r in ref.resolved]
 
 
 def _one_space(q: dict, items: list) -> bool:

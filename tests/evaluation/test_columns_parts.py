@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_columnar_scoring import run_case
+from test_columnar_scoring import assert_same_evaluation, run_case
 
 from eval.columnar import columns_from_parts, columns_part, parts_suffice, resolve_columns, resolve_parsed
-from eval.scoring import evaluate, evaluate_parts, score_parts, score_run, to_json
+from eval.scoring import evaluate, evaluate_parts, score_parts, score_run
 from tempbench.core.errors import EvidenceError
 
 
@@ -50,17 +50,7 @@ def test_parts_score_as_the_records(case, size):
         return
     event("scored from parts")
     ref = evaluate(run, questions, flags)
-    got = evaluate_parts(parts, chosen, questions, flags)
-    assert got.rows == ref.rows
-    for name, values in ref.rank["per_question"].items():
-        np.testing.assert_array_equal(got.rank["per_question"][name], values)
-    for name, values in ref.ties["per_question"].items():
-        np.testing.assert_array_equal(got.ties["per_question"][name], values)
-    assert got.negatives == ref.negatives
-    assert got.extra == ref.extra
-    assert _same(to_json(got, n_boot=20), to_json(ref, n_boot=20))
-    assert [r.items for r in got.resolved] == [r.items for r in ref.resolved]
-    assert [r.extra for r in got.resolved] == [r.extra for r in ref.resolved]
+    assert_same_evaluation(evaluate_parts(parts, chosen, questions, flags), ref)
     assert _same(score_parts(parts, chosen, questions, flags, n_boot=20), score_run(run, questions, flags, n_boot=20))
 
 
