@@ -120,6 +120,19 @@ def _plot_task(out: Path, scores: Mapping[str, Any] | None, attribution: Mapping
     return write_plots(scores, out / "plots", only=SCORE_PLOTS)
 
 
+def _audit_task(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Recompute the card's claims and write ``audit.json`` (in a scoring process or in this one)."""
+    out = _POST["out"]
+    ctx = AuditContext(_POST["data"], runs_dir=out / "runs", split=_POST["split_name"], cache_dir=_POST["cache_dir"],
+                       scores=scores, index=_POST["index"])
+    ctx.questions = _POST["questions"]  # already loaded; the audit reuses them
+    for name, run in _POST["runs"].items():
+        ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
+    rows = run_audit(ctx)
+    write_json(out / "audit.json", audit_document(ctx, rows))
+    return rows
+
+
 def _forking(workers: int) -> bool:
     """Whether the job's side tasks go to forked processes (else they run in this one)."""
     return workers > 1 and "fork" in multiprocessing.get_all_start_methods()
@@ -154,6 +167,11 @@ class _Side:
         if self.scorers is None:
             return lambda: _score_task(name, parts)
         return self.scorers.apply_async(_score_task, (name, parts)).get
+
+    def audit(self, scores: Mapping[str, Any]) -> Callable[[], list[dict[str, Any]]]:
+        if self.scorers is None:
+            return lambda: _audit_task(scores)
+        return self.scorers.apply_async(_audit_task, (dict(scores),)).get
 
     def plot(self, out: Path, scores: Mapping[str, Any] | None,
              attribution: Mapping[str, Any] | None) -> Callable[[], dict[str, Path]]:
@@ -316,7 +334,7 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         _POST.update(index=index, chosen=chosen, rows_from=row_sources(chosen, names, every), shared=shared)
         _EXPLAINERS.clear()
         _POST.update(runs=kept, questions=questions, out=out, flags=flags, split=None if split == "all" else split,
-                     n_boot=n_boot)
+                     n_boot=n_boot, data=data, split_name=split, cache_dir=cache_dir)
         side.start_scorers()
         pending: dict[str, Callable[[], dict[str, Any]]] = {}
         # the deepest BFS first: its run and its scoring are the longest, and the last run's
@@ -340,7 +358,8 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             timings[f"run {name} (with its browser part)"] = time.perf_counter() - t0
 
         # This process writes the loss attribution (SPEC §7) and builds the browser while the
-        # scores are finished; the plots are drawn in the drawing process.
+        # last scores are finished; then a scoring process audits while the drawing process
+        # draws the plots and this one writes the browser's JSON.
         t0 = time.perf_counter()
         attribution = {}
         for name in names:
@@ -348,22 +367,22 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             write_text(out / "explain" / f"{name}.json", attribution_json(result))
             attribution[name] = result["summary"]
         attribution_plot = side.plot(out, None, attribution)
-        blob_json = browser_json(merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names}))
+        blob = merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names})
         del parts
         timings["attribution and browser"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         scores = {name: pending[name]() for name in SHIPPED_CONFIGS}
         score_plots = side.plot(out, scores, None)
+        audited = side.audit(scores)
         timings["scores (waited for)"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        blob_json = browser_json(blob)
+        del blob
+        timings["browser JSON"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        ctx = AuditContext(data, runs_dir=out / "runs", split=split, cache_dir=cache_dir, scores=scores, index=index)
-        ctx.questions = questions  # already loaded; the audit reuses them
-        for name, run in kept.items():
-            ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
-        audit_rows = run_audit(ctx)
-        write_json(out / "audit.json", audit_document(ctx, audit_rows))
-        timings["audit"] = time.perf_counter() - t0
+        audit_rows = audited()
+        timings["audit (waited for)"] = time.perf_counter() - t0
 
         diffs: dict[str, dict[str, Any]] = {}
         if data.baselines is not None:

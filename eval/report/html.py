@@ -311,6 +311,9 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
     Each part's strings enter the shared table in the part's order of first
     use, so the table, and every index into it, is what one pass over the
     configurations in order would make.
+
+    The parts are consumed: their entries are renumbered in place and become
+    the blob's (no copy of the browser's million rows is made, nor freed).
     """
     listed = {name: [parts[name]] if isinstance(parts[name], Mapping) else parts[name] for name in names}
     # the shared table: every part's strings in order, each kept at its first use
@@ -324,15 +327,14 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
         for part in listed[name]:
             new = list(map(number.__getitem__, part["strings"]))
 
-            def at(i: int | None, new: list[int] = new) -> int | None:
-                return None if i is None else new[i]
-
             for e in part["entries"]:
                 if e is not None:
                     a = e["a"]
-                    e = {**e, "a": [a[0], at(a[1]), at(a[2]), at(a[3]), at(a[4]), a[5], a[6]],
-                         "ev": [[new[x[0]], x[1], x[2]] for x in e["ev"]],
-                         "ti": [[new[x[0]], x[1], x[2]] for x in e["ti"]]}
+                    a[1:5] = [None if i is None else new[i] for i in a[1:5]]
+                    for x in e["ev"]:
+                        x[0] = new[x[0]]
+                    for x in e["ti"]:
+                        x[0] = new[x[0]]
                 entries.append(e)
             for j, row in part["rows"]:
                 qrows[j] = row

@@ -10,6 +10,8 @@ configuration that has it.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from eval.explain import Explainer
@@ -32,7 +34,7 @@ def parts(small_sample, small_index):
     chosen = browser_questions(questions, runs)
     rows_from = row_sources(chosen, names, runs)
     made = {n: browser_part(chosen, n, runs[n], Explainer(small_index, load_config(n)), rows_from[n]) for n in names}
-    return chosen, names, runs, made, merge_parts(chosen, names, made)
+    return chosen, names, runs, made, merge_parts(chosen, names, copy.deepcopy(made))  # merging consumes the parts
 
 
 def _slots(entry):
