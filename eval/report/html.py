@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import base64
 import html
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -307,26 +307,45 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
 
     A configuration may also give a list of parts of consecutive spans (in
     ``chosen`` order), which counts as the one part they make together.
+    :class:`BrowserBlob` does the work, one configuration at a time.
+    """
+    blob = BrowserBlob(chosen, names)
+    for name in names:
+        blob.add(name, [parts[name]] if isinstance(parts[name], Mapping) else parts[name])
+    return blob.finish()
+
+
+class BrowserBlob:
+    """The browser's blob, merged one configuration at a time, in ``names`` order (:func:`merge_parts`).
 
     Each part's strings enter the shared table in the part's order of first
     use, so the table, and every index into it, is what one pass over the
-    configurations in order would make.
+    configurations in order would make. A configuration can be added as soon
+    as its run is made (``tempbench reproduce`` does so while the next run
+    goes on).
 
     The parts are consumed: their entries are renumbered in place and become
     the blob's (no copy of the browser's million rows is made, nor freed).
     """
-    listed = {name: [parts[name]] if isinstance(parts[name], Mapping) else parts[name] for name in names}
-    # the shared table: every part's strings in order, each kept at its first use
-    table = list(dict.fromkeys(chain.from_iterable(part["strings"] for name in names for part in listed[name])))
-    number = dict(zip(table, range(len(table)), strict=True))
-    qrows: list[dict[str, Any]] = [{} for _ in chosen]
-    per_config: dict[str, list[Any]] = {}
-    settings: dict[str, dict[str, Any]] = {}
-    for name in names:
-        entries: list[Any] = []
-        for part in listed[name]:
-            new = list(map(number.__getitem__, part["strings"]))
 
+    def __init__(self, chosen: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.number: dict[str, int] = {}
+        self.qrows: list[dict[str, Any]] = [{} for _ in chosen]
+        self.per_config: dict[str, list[Any]] = {}
+        self.settings: dict[str, dict[str, Any]] = {}
+
+    def add(self, name: str, parts: Sequence[Mapping[str, Any]]) -> None:
+        """Merge configuration ``name``'s parts (consecutive spans, in order); configurations come in ``names`` order."""
+        if len(self.per_config) >= len(self.names) or self.names[len(self.per_config)] != name:
+            raise ValueError(f"configuration {name!r} added out of order (expected {self.names[len(self.per_config):]})")
+        number = self.number
+        # new strings numbered at their first use (the dict keeps insertion order)
+        number.update(zip(dict.fromkeys(t for part in parts for t in part["strings"] if t not in number),
+                          itertools.count(len(number))))
+        entries: list[Any] = []
+        for part in parts:
+            new = list(map(number.__getitem__, part["strings"]))
             for e in part["entries"]:
                 if e is not None:
                     a = e["a"]
@@ -337,20 +356,26 @@ def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
                         x[0] = new[x[0]]
                 entries.append(e)
             for j, row in part["rows"]:
-                qrows[j] = row
-            if part["settings"] is not None and name not in settings:
-                settings[name] = part["settings"]
-        per_config[name] = entries
-    return {
-        "configs": list(names),
-        "stages": list(STAGES),
-        "stageHelp": [STAGE_HELP[s] for s in STAGES],
-        "marks": list(MARKS),
-        "strings": table,
-        "questions": qrows,
-        "runs": per_config,
-        "settings": settings,
-    }
+                self.qrows[j] = row
+            if part["settings"] is not None and name not in self.settings:
+                self.settings[name] = part["settings"]
+        self.per_config[name] = entries
+
+    def finish(self) -> dict[str, Any]:
+        """The blob (every configuration added)."""
+        missing = [n for n in self.names if n not in self.per_config]
+        if missing:
+            raise ValueError(f"configurations not added: {missing}")
+        return {
+            "configs": list(self.names),
+            "stages": list(STAGES),
+            "stageHelp": [STAGE_HELP[s] for s in STAGES],
+            "marks": list(MARKS),
+            "strings": list(self.number),
+            "questions": self.qrows,
+            "runs": self.per_config,
+            "settings": self.settings,
+        }
 
 
 def _json_for_script(data: Any) -> str:
