@@ -843,10 +843,25 @@ def tie_report(cols: Columns, measures: Sequence[Measure] = RANK_MEASURES) -> di
 
 # -- typed negatives (SPEC §3.3) ------------------------------------------------------------------
 
-def _pairs(cols: Columns, i: int) -> dict[str, tuple[Any, Any] | None]:
-    """Per negative type, ``(replaced hop, replacement)`` as ``(keys by space, t_start, t_end)``, or None."""
+def _pairs(cols: Columns, i: int, shared: dict[Any, Any] | None = None) -> dict[str, tuple[Any, Any] | None]:
+    """Per negative type, ``(replaced hop, replacement)`` as ``(keys by space, t_start, t_end)``, or None.
+
+    They depend on the question and the key option alone: ``shared`` keeps
+    them for the next run scored against the same question objects.
+    """
     question = cols.questions[i]
-    star = cols.gold(i)
+    if shared is not None:
+        known = shared.get(("negative pairs", question.get("id"), cols.key))
+        if known is not None and known[0] is question:
+            return known[1]
+    out = _question_pairs(question, cols.gold(i), cols.key)
+    if shared is not None:
+        shared[("negative pairs", question.get("id"), cols.key)] = (question, out)
+    return out
+
+
+def _question_pairs(question: Mapping[str, Any], star: list[tuple[dict[str, tuple[Any, Any, Any]], float, float]],
+                    key: str) -> dict[str, tuple[Any, Any] | None]:
     out: dict[str, tuple[Any, Any] | None] = {}
     for kind, (variant, _flag) in TYPES.items():
         raw = question.get(variant)
@@ -858,15 +873,15 @@ def _pairs(cols: Columns, i: int) -> dict[str, tuple[Any, Any] | None]:
         except _Slow:
             # the reference, which also raises what it raises
             star_triples = [GoldTriple(keys=dict(k), t_start=ts, t_end=te) for k, ts, te in star]
-            pair = replaced_pair(question, variant, cols.key, star_triples or None)
+            pair = replaced_pair(question, variant, key, star_triples or None)
             out[kind] = None if pair is None else tuple((dict(t.keys), t.t_start, t.t_end) for t in pair)
             continue
         triples = star + other
         spaces = set(triples[0][0]) if triples else set()
         for t in triples[1:]:
             spaces.intersection_update(t[0])
-        if cols.key != "auto":
-            space = cols.key if cols.key in spaces else None
+        if key != "auto":
+            space = key if key in spaces else None
         else:
             space = "id" if "id" in spaces else ("label" if "label" in spaces else None)
         if space is None:
@@ -880,8 +895,13 @@ def _pairs(cols: Columns, i: int) -> dict[str, tuple[Any, Any] | None]:
     return out
 
 
-def negatives_report(cols: Columns, flags: Mapping[Any, Mapping[str, bool]] | None) -> dict[str, Any]:
-    """:func:`eval.negatives.negatives_report` over the columns (same keys, same values)."""
+def negatives_report(cols: Columns, flags: Mapping[Any, Mapping[str, bool]] | None,
+                     shared: dict[Any, Any] | None = None) -> dict[str, Any]:
+    """:func:`eval.negatives.negatives_report` over the columns (same keys, same values).
+
+    ``shared``: a cache of what depends on the question alone, kept by a
+    caller scoring several runs of the same questions (:func:`_pairs`).
+    """
     n = cols.n
     ev = cols.items
     codes = cols.codes
@@ -897,7 +917,7 @@ def negatives_report(cols: Columns, flags: Mapping[Any, Mapping[str, bool]] | No
         if cols.slow[i]:
             slow_rows[i] = question_indicators(cols.questions[i], cols.resolved(i))
             continue
-        for kind, pair in _pairs(cols, i).items():
+        for kind, pair in _pairs(cols, i, shared).items():
             if pair is None:
                 continue
             evaluable[kind][i] = True

@@ -109,6 +109,7 @@ def evaluate_parts(
     questions: Sequence[Mapping[str, Any]],
     flags: Mapping[Any, Mapping[str, bool]] | None,
     predictions: Mapping[Any, str] | None = None,
+    shared: dict[Any, Any] | None = None,
 ) -> Evaluation:
     """:func:`evaluate` (key ``auto``) of a run resolved in parts where it was made (:func:`eval.columnar.columns_part`).
 
@@ -116,16 +117,19 @@ def evaluate_parts(
     one with its record: nothing ``missing``); ``questions``: the whole
     benchmark. The parts must suffice (:func:`eval.columnar.parts_suffice`).
     The same :class:`Evaluation` as :func:`evaluate` of the run's records.
+    ``shared``: a cache of what depends on the question alone, kept by a
+    caller scoring several runs (:func:`eval.columnar.negatives_report`).
     """
     with gc_paused():
         cols = columnar.columns_from_parts(chosen, parts)
-        return _evaluate_columns(cols, questions, flags, 0, 0, predictions, "kernel", parts)
+        return _evaluate_columns(cols, questions, flags, 0, 0, predictions, "kernel", parts, shared)
 
 
 def _evaluate_columns(cols: columnar.Columns, questions: Sequence[Mapping[str, Any]],
                       flags: Mapping[Any, Mapping[str, bool]] | None, missing: int, outside: int,
                       predictions: Mapping[Any, str] | None, rank_backend: str,
-                      parts: Sequence[columnar.ColumnsPart] | None = None) -> Evaluation:
+                      parts: Sequence[columnar.ColumnsPart] | None = None,
+                      shared: dict[Any, Any] | None = None) -> Evaluation:
     rows = columnar.rows(cols)
     key_space = columnar.key_space_effect(cols, rows, parts)
     resolved = _LazyResolved(cols)
@@ -137,7 +141,7 @@ def _evaluate_columns(cols: columnar.Columns, questions: Sequence[Mapping[str, A
         outside_split=outside,
         rank=columnar.rank_metrics(cols) if rank_backend == "kernel" else rank_metrics(resolved, backend=rank_backend),
         ties=columnar.tie_report(cols),
-        negatives=columnar.negatives_report(cols, flags),
+        negatives=columnar.negatives_report(cols, flags, shared),
         flags_found=flags is not None,
         answer_rows=_answer_rows(questions, cols.questions, predictions),
         extra={"key_space": key_space},
@@ -339,6 +343,7 @@ def score_parts(
     flags: Mapping[Any, Mapping[str, bool]] | None,
     n_boot: int = 1000,
     seed: int = 0,
+    shared: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`score_run` of a run from its parts (:func:`evaluate_parts`): the same SPEC §6.2 object."""
-    return to_json(evaluate_parts(parts, chosen, questions, flags), n_boot=n_boot, seed=seed)
+    return to_json(evaluate_parts(parts, chosen, questions, flags, shared=shared), n_boot=n_boot, seed=seed)

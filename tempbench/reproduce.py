@@ -32,6 +32,7 @@ import multiprocessing
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
@@ -44,7 +45,7 @@ from eval.baselines import load_baseline
 from eval.columnar import ColumnsPart, columns_part, parts_suffice
 from eval.diff import compare
 from eval.explain import STAGES, Explainer, attribution_json, question_negatives, summarize
-from eval.report.html import browser_json, browser_part, merge_parts, row_sources, write_html
+from eval.report.html import BrowserBlob, browser_json, browser_part, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
@@ -102,8 +103,9 @@ def _score_task(name: str, parts: list[ColumnsPart | None]) -> dict[str, Any]:
     process) or the run file's.
     """
     if parts_suffice(parts):
+        # what depends on the question alone is kept for the next run this process scores
         score = score_parts(parts, _POST["chosen"], _POST["questions"], _POST["flags"],  # type: ignore[arg-type]
-                            n_boot=_POST["n_boot"])
+                            n_boot=_POST["n_boot"], shared=_POST.setdefault("scoring_shared", {}))
     else:
         run = _POST["runs"].get(name)
         if run is None:
@@ -204,6 +206,15 @@ def _attribution(chosen: list[Mapping[str, Any]], parts: list[tuple[Mapping[str,
         for position, entry in zip(positions, part["entries"], strict=True):
             stages[chosen[position]["id"]] = [STAGES[i] for i in entry["st"]]
     return {"questions": stages, "summary": summarize(chosen, stages, config)}
+
+
+def _finish_run(name: str, parts: list[tuple[dict[str, Any], range]], blob: BrowserBlob,
+                chosen: list[Mapping[str, Any]], out: Path) -> dict[str, Any]:
+    """Write run ``name``'s loss attribution and merge its browser parts into ``blob``; returns the attribution's summary."""
+    result = _attribution(chosen, parts, load_config(name))
+    write_text(out / "explain" / f"{name}.json", attribution_json(result))
+    blob.add(name, [part for part, _ in parts])
+    return result["summary"]
 
 
 class _RunsOnDisk(Mapping[str, Any]):
@@ -308,7 +319,6 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
     timings: dict[str, float] = {}
     t_start = time.perf_counter()
     data.require("kg", "benchmark")
-    parts: dict[str, list[tuple[dict[str, Any], range]]] = {}
     kept: dict[str, Any] = {}  # the runs' records, kept only when everything happens in this process
     with ExitStack() as stack:
         # side processes stopped and shared state dropped however this ends
@@ -337,9 +347,13 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
                      n_boot=n_boot, data=data, split_name=split, cache_dir=cache_dir)
         side.start_scorers()
         pending: dict[str, Callable[[], dict[str, Any]]] = {}
-        # the deepest BFS first: its run and its scoring are the longest, and the last run's
-        # scoring is what the end of the job waits for (the outputs do not depend on the order)
-        for name in sorted(SHIPPED_CONFIGS, key=lambda n: -load_config(n).hops):
+        # A thread of this process finishes each run while the next one goes on (this process
+        # mostly waits for its workers then): the run's loss attribution (SPEC §7) is written and
+        # its browser parts are merged, configurations in the browser's order, the runs' order.
+        blob = BrowserBlob(chosen, names)
+        finisher = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tempbench-finish"))
+        finished: dict[str, Future[dict[str, Any]]] = {}
+        for name in names:
             t0 = time.perf_counter()
             info(f"running {name} on the {split} split")
             run_path = out / "runs" / f"{name}.jsonl"
@@ -351,34 +365,31 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
             if records is not None:
                 kept[name] = run_records(run_path, records)
             size = meta["shard_size"]
-            parts[name] = [(part["browser"], range(k * size, min((k + 1) * size, len(chosen))))
-                           for k, part in enumerate(shard_parts)]
-            # scored (from its columns parts) while the next run goes on
+            parts = [(part["browser"], range(k * size, min((k + 1) * size, len(chosen))))
+                     for k, part in enumerate(shard_parts)]
+            # scored (from its columns parts) and finished while the next run goes on
             pending[name] = side.score(name, [part["columns"] for part in shard_parts])
+            finished[name] = finisher.submit(_finish_run, name, parts, blob, chosen, out)
+            del shard_parts, parts
             timings[f"run {name} (with its browser part)"] = time.perf_counter() - t0
 
-        # This process writes the loss attribution (SPEC §7) and builds the browser while the
-        # last scores are finished; then a scoring process audits while the drawing process
+        # Then the last scores are finished; a scoring process audits while the drawing process
         # draws the plots and this one writes the browser's JSON.
         t0 = time.perf_counter()
-        attribution = {}
-        for name in names:
-            result = _attribution(chosen, parts[name], load_config(name))
-            write_text(out / "explain" / f"{name}.json", attribution_json(result))
-            attribution[name] = result["summary"]
+        attribution = {name: finished[name].result() for name in names}
         attribution_plot = side.plot(out, None, attribution)
-        blob = merge_parts(chosen, names, {name: [part for part, _ in parts[name]] for name in names})
-        del parts
-        timings["attribution and browser"] = time.perf_counter() - t0
+        timings["attribution and browser (waited for)"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         scores = {name: pending[name]() for name in SHIPPED_CONFIGS}
         score_plots = side.plot(out, scores, None)
         audited = side.audit(scores)
         timings["scores (waited for)"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        blob_json = browser_json(blob)
-        del blob
+        blob_json = browser_json(blob.finish())
         timings["browser JSON"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        del blob
+        timings["browser freed"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         audit_rows = audited()

@@ -33,7 +33,7 @@ from eval.explain import STAGE_HELP, STAGES, Explainer, question_detail
 from eval.report.plots import STAGE_COLOURS
 from eval.report.tables import ordered
 from tempbench.core.atomic import write_text
-from tempbench.core.jsonl import dumps_strict
+from tempbench.core.jsonl import dumps_strict_bytes
 from tempbench.core.schema import format_year
 
 #: Evidence marks of ``tempbench show``, by their code in the blob.
@@ -380,8 +380,10 @@ class BrowserBlob:
 
 def _json_for_script(data: Any) -> str:
     """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` left to parse as HTML."""
-    text = dumps_strict(data)  # compact; a NaN or infinity (a score, an answer) as null, which JSON.parse reads
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    # compact; a NaN or infinity (a score, an answer) as null, which JSON.parse reads. Escaped as
+    # UTF-8 bytes (these three characters are single bytes there), decoded once.
+    raw = dumps_strict_bytes(data)
+    return raw.replace(b"&", b"\\u0026").replace(b"<", b"\\u003c").replace(b">", b"\\u003e").decode("utf-8")
 
 
 def browser_json(data: Mapping[str, Any] | None) -> str:

@@ -177,13 +177,18 @@ def dumps_strict(obj: Any) -> str:
     every float is finite these are :func:`dumps_compact`'s bytes, and a
     ``None`` costs no fallback.
     """
+    return dumps_strict_bytes(obj).decode("utf-8")
+
+
+def dumps_strict_bytes(obj: Any) -> bytes:
+    """:func:`dumps_strict` as UTF-8 bytes (what orjson makes, without decoding a large text only to encode it again)."""
     try:
         out = orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
         out = None
     if out is None or _float_form_differs(out):
-        return json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"))
-    return out.decode("utf-8")
+        return json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return out
 
 
 def _finite(obj: Any) -> Any:
