@@ -19,8 +19,11 @@ with its records and pools at hand: the shard's part of the question browser,
 the loss attribution included, and its scoring columns (the attribution's own
 resolution, :func:`eval.columnar.columns_part`). A run is scored from those
 parts as soon as it is made, while the next run goes on (from its file when a
-question needed the reference resolution). This process then writes the
-attribution, builds the browser and audits. With one worker everything happens
+question needed the reference resolution), and a thread of this process
+finishes it meanwhile: its loss attribution is written and its browser parts
+are merged (the runs go in the browser's configuration order). At the end a
+scoring process audits while the plots are drawn and this process writes the
+browser's JSON. With one worker everything happens
 in this process and the records are kept in memory. The cyclic garbage
 collector is paused for the job. Every output is byte-identical for any
 number of workers.
