@@ -486,7 +486,13 @@ def resolve_columns(
                 parsed.append(_reference_question(questions[i], evidence[i], ties[i], key))
             except EvidenceError as exc:
                 raise EvidenceError(f"{where(i) if where is not None else ''}{exc}") from None
-    codes = None if light else _Codes()
+    return _columns(questions, evidence, ties, parsed, slow, key, None if light else _Codes())
+
+
+def _columns(questions: Sequence[Mapping[str, Any]], evidence: Sequence[Any], ties: Sequence[Any],
+             parsed: list[_Question], slow: np.ndarray, key: str, codes: _Codes | None) -> Columns:
+    """The :class:`Columns` of questions read by :func:`_fast_question` (or the reference, where ``slow``)."""
+    n = len(parsed)
     n_gold = np.fromiter((len(p.class_valid) for p in parsed), dtype=np.int64, count=n)
     cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
     class_valid = np.fromiter((v for p in parsed for v in p.class_valid), dtype=bool, count=int(cls_start[-1]))
@@ -498,6 +504,27 @@ def resolve_columns(
         extra=_ItemColumns([p.extra for p in parsed], codes, cls_start),
         slow=slow, codes=codes, gold_space=[p.gold_space for p in parsed],
     )
+
+
+def _in_other_space(evidence: Any, p: _Question, other: str) -> _Question:
+    """``_fast_question(question, evidence, (), other)`` for a question ``p`` read from the same evidence (key ``auto``).
+
+    The items' times and scores are read alike in every space, so only their
+    ``(s, r, o)`` in ``other`` and the gold classes keyed in ``other`` are made
+    again. :class:`_Slow` (or a :class:`TypeError`) where that reading would
+    not take the plain path: then :func:`_fast_question` itself decides.
+    """
+    if type(evidence) is not list or not all(other in keys for keys, _, _ in p.gold):
+        raise _Slow
+    try:
+        srots = list(map(_ID3 if other == "id" else _LABEL3, evidence))
+    except (KeyError, TypeError, IndexError):
+        raise _Slow from None
+    class_valid, class_first, lookup = _classes(p.gold, other, p.tq)
+    _, _, ts, te, _, scores = p.items
+    items = ([other] * len(srots), srots, ts, te, list(map(lookup[other].get, srots, repeat(-1))), scores) \
+        if srots else ([], [], [], [], [], [])
+    return _Question(p.tq, other, class_valid, items, ([], [], [], [], [], []), p.gold, class_first)
 
 
 # -- columns made in parts, where the run's records are (``tempbench reproduce``) ----------------------
@@ -547,7 +574,14 @@ def columns_part(questions: Sequence[Mapping[str, Any]], evidence: Sequence[Any]
     alt = None
     if other is not None:
         try:
-            alt_rows = rows(resolve_columns(questions, evidence, None, other, light=True))
+            try:  # the other space's reading, made from this one's where it can be
+                n = len(ready)
+                alt_cols = _columns(questions, evidence, [()] * n, [_in_other_space(ev, p, other)
+                                                                   for ev, p in zip(evidence, ready, strict=True)],
+                                    np.zeros(n, dtype=bool), other, None)
+            except (_Slow, TypeError):
+                alt_cols = resolve_columns(questions, evidence, None, other, light=True)
+            alt_rows = rows(alt_cols)
             alt = (other, [r["hits"] for r in alt_rows], [r["ccr"] for r in alt_rows])
         except EvidenceError:
             alt = (other, None, None)

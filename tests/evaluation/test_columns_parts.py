@@ -103,3 +103,47 @@ def test_parts_must_cover_the_questions_in_order():
     assert parts_suffice(parts)
     with pytest.raises(ValueError, match="do not cover"):
         columns_from_parts(list(reversed(qs)), parts)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_case(), st.sampled_from(("id", "label")))
+def test_the_other_space_read_from_this_ones_is_the_column_readers(case, other):
+    """``_in_other_space`` (the key-space effect's reading of a part, made from the ``auto`` one) gives what
+    ``_fast_question`` gives in that space, or leaves the question to it."""
+    from eval.columnar import _fast_question, _in_other_space, _Slow
+
+    questions, run, _flags, _split, _key = case
+    made = 0
+    for q in questions:
+        evidence = run.get(q["id"], {"evidence": []})["evidence"]
+        try:
+            auto = _fast_question(q, evidence, (), "auto")
+        except (_Slow, TypeError):
+            continue
+        try:
+            got = _in_other_space(evidence, auto, other)
+        except (_Slow, TypeError):
+            continue
+        made += 1
+        ref = _fast_question(q, evidence, (), other)  # must not raise where the shortcut did not
+        assert (got.tq, got.gold_space, got.class_valid, got.gold, got.class_first) == \
+            (ref.tq, ref.gold_space, ref.class_valid, ref.gold, ref.class_first)
+        assert [list(c) for c in got.items[:5]] == [list(c) for c in ref.items[:5]]
+        np.testing.assert_array_equal(np.array(got.items[5], dtype=float), np.array(ref.items[5], dtype=float))
+        assert got.extra == ref.extra
+    event(f"read in the other space: {'some' if made else 'none'}")
+
+
+def test_the_other_space_keys_its_own_classes():
+    """Two gold hops that differ in ids only (homonyms) are two classes keyed on ids and one keyed on labels."""
+    from eval.columnar import _fast_question, _in_other_space
+
+    hop = {"s": "a", "r": "p", "o": "b", "t_start": 1994, "t_end": 1994}
+    q = {"id": "q", "t_query": 1994, "S_star": [{**hop, "s_id": "Q1", "r_id": "P1", "o_id": "Q2"},
+                                                {**hop, "s_id": "Q9", "r_id": "P1", "o_id": "Q2"}]}
+    evidence = [{**hop, "s_id": "Q9", "r_id": "P1", "o_id": "Q2", "score": 1.0}]
+    auto = _fast_question(q, evidence, (), "auto")
+    assert auto.gold_space == "id" and len(auto.class_valid) == 2
+    got, ref = _in_other_space(evidence, auto, "label"), _fast_question(q, evidence, (), "label")
+    assert len(ref.class_valid) == 1
+    assert (got.class_valid, got.class_first, got.items[4]) == (ref.class_valid, ref.class_first, ref.items[4])
