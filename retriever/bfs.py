@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tempbench.core.schema import whole_year
+from tempbench.core.scratch import ThreadScratch
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -183,7 +184,7 @@ class BFS:
         self.unique = cap_counts == "unique_triples"
         self.tid = tids if tids is not None else triple_ids(self.head, np.asarray(kg.relation, dtype=np.int64), self.tail)
         # all False between calls: the frontier's marks while eligible rows are counted
-        self._scratch = np.zeros(self.n_entities, dtype=bool)
+        self._scratch = ThreadScratch(self.n_entities, bool, False)
 
     def _ranges(self, frontier: np.ndarray, year: int | None,
                 temporal_filter: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -263,7 +264,7 @@ class BFS:
         lengths = stops - starts
         if len(frontier) == 1 and not len(seen):
             return int(lengths.sum())
-        in_frontier = self._scratch
+        in_frontier = self._scratch.get()
         in_frontier[frontier] = True
         try:
             joining = 0

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from retriever.tokenizer import tokenize
+from tempbench.core.scratch import ThreadScratch
 
 if TYPE_CHECKING:  # pragma: no cover
     from retriever.kg import KG
@@ -223,9 +224,9 @@ class BM25:
         return np.diff(self.group_indptr)
 
     @cached_property
-    def _row_of_term(self) -> np.ndarray:
-        """Scratch of :meth:`score_groups`: ``int32[vocab_size]``, all -1 between calls."""
-        return np.full(self.vocab_size, -1, dtype=np.int32)
+    def _row_of_term(self) -> ThreadScratch:
+        """Scratch of :meth:`score_groups`: ``int32[vocab_size]`` per thread, all -1 between calls."""
+        return ThreadScratch(self.vocab_size, np.int32, -1)
 
     @cached_property
     def doc_len(self) -> np.ndarray:
@@ -306,10 +307,12 @@ class BM25:
         doc_terms = self.group_terms[flat]
         # each document term's row among the query's distinct terms (-1: not a query term),
         # read from a vocabulary-wide table that is all -1 between calls
-        row_of = self._row_of_term
+        row_of = self._row_of_term.get()
         row_of[uniq] = np.arange(uniq.shape[0])
-        at = row_of[doc_terms]
-        row_of[uniq] = -1
+        try:
+            at = row_of[doc_terms]
+        finally:
+            row_of[uniq] = -1
         hit = np.flatnonzero(at >= 0)
         if hit.shape[0] == 0:
             return scores  # every contribution is +0.0

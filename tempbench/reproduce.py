@@ -23,10 +23,9 @@ question needed the reference resolution), and a thread of this process
 finishes it meanwhile: its loss attribution is written and its browser parts
 are merged (the runs go in the browser's configuration order). At the end a
 scoring process audits while the plots are drawn and this process writes the
-browser's JSON. With one worker everything happens
-in this process and the records are kept in memory. The cyclic garbage
-collector is paused for the job. Every output is byte-identical for any
-number of workers.
+browser's JSON. With one worker everything happens in this process and the
+records are kept in memory. The cyclic garbage collector is paused for the
+job. Every output is byte-identical for any number of workers.
 """
 
 from __future__ import annotations

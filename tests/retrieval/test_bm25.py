@@ -143,7 +143,7 @@ def test_score_accepts_term_ids_and_rejects_bad_doc_ids() -> None:
         with pytest.raises(IndexError, match="term id"):
             index.score(bad, ids)
     # the scoring table is back to all -1 after every call
-    assert (index._row_of_term == -1).all()
+    assert (index._row_of_term.get() == -1).all()
 
 
 def test_round_trip_arrays() -> None:
