@@ -94,7 +94,7 @@ def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], po
     questions = [chosen[j] for j in positions]
     parsed = [explainer.explain(q, record).parsed if type(record.get("evidence")) is list else None
               for q, record in zip(questions, records, strict=True)]
-    return {"browser": part, "columns": columns_part(questions, [record["evidence"] for record in records], parsed)}
+    return {"browser": part, "columns": columns_part(questions, [record.get("evidence") for record in records], parsed)}
 
 
 def _score_task(name: str, parts: list[ColumnsPart | None]) -> dict[str, Any]:
