@@ -64,7 +64,7 @@ import numpy as np
 
 from eval.columnar import resolve_parsed
 from eval.keyspace import GoldTriple, Resolved, gold_triples
-from eval.negatives import differing_triples
+from eval.negatives import differing_kept
 from eval.trp_ccr import is_hit
 from retriever import PoolSummary, Retriever, from_mapping
 from tempbench.core.errors import ConfigError, RunMismatchError
@@ -718,19 +718,19 @@ def question_negatives(question: Mapping[str, Any], gold: list[GoldTriple] | Non
     key = ("negatives", question.get("id"))
     known = None if shared is None else shared.get(key)
     if known is None or known[0] is not question:
-        known = (question, *_replacements(question, gold_triples(question) if gold is None else gold))
+        known = (question, *_replacements(question, gold_triples(question) if gold is None else gold, shared))
         if shared is not None:
             shared[key] = known
     return known
 
 
-def _replacements(question: Mapping[str, Any], gold: list[GoldTriple]) -> tuple[dict[str, list[dict[str, Any]]],
-                                                                              dict[str, list[GoldTriple]]]:
+def _replacements(question: Mapping[str, Any], gold: list[GoldTriple], shared: dict[Any, Any] | None = None
+                  ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[GoldTriple]]]:
     """Per negative list: its replaced hop -> replacement views, and its triples missing from ``S_star``."""
     replacements: dict[str, list[dict[str, Any]]] = {}
     negatives: dict[str, list[GoldTriple]] = {}
     for variant in ("S_stale", "S_dist"):
-        gone, new = differing_triples(question, variant, star=gold)
+        gone, new = differing_kept(question, variant, shared, star=gold)
         negatives[variant] = new
         replacements[variant] = [{"replaced": _triple_view(g) if g is not None else None,
                                   "replacement": _triple_view(n) if n is not None else None}

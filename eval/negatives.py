@@ -84,6 +84,23 @@ def differing_triples(
     return gone, new
 
 
+def differing_kept(question: Mapping[str, Any], variant: str, shared: dict[Any, Any] | None,
+                   star: list[GoldTriple] | None = None) -> tuple[list[GoldTriple], list[GoldTriple]]:
+    """:func:`differing_triples` (key ``auto``), kept in ``shared`` when given.
+
+    ``shared``: a cache of what depends on the question alone, kept by a caller
+    that asks again (the question browser under every configuration, the
+    audit's claims); an entry serves the very question object it was made for.
+    """
+    if shared is None:
+        return differing_triples(question, variant, star=star)
+    key = ("differing", question.get("id"), variant)
+    known = shared.get(key)
+    if known is None or known[0] is not question:
+        known = shared[key] = (question, differing_triples(question, variant, star=star))
+    return known[1]
+
+
 def replaced_pair(
     question: Mapping[str, Any], variant: str, key: str = "auto", star: list[GoldTriple] | None = None
 ) -> tuple[GoldTriple, GoldTriple] | None:

@@ -127,8 +127,9 @@ def _plot_task(out: Path, scores: Mapping[str, Any] | None, attribution: Mapping
 def _audit_task(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Recompute the card's claims and write ``audit.json`` (in a scoring process or in this one)."""
     out = _POST["out"]
+    # the differing triples of every question were made before the runs (the browser's negatives)
     ctx = AuditContext(_POST["data"], runs_dir=out / "runs", split=_POST["split_name"], cache_dir=_POST["cache_dir"],
-                       scores=scores, index=_POST["index"])
+                       scores=scores, index=_POST["index"], memo=_POST["shared"])
     ctx.questions = _POST["questions"]  # already loaded; the audit reuses them
     for name, run in _POST["runs"].items():
         ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)

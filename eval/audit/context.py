@@ -32,11 +32,15 @@ class AuditContext:
         Index cache directory.
     scores:
         Already computed score objects by configuration (reused, not recomputed).
+    memo:
+        Values several claims share, when the caller has made some already
+        (``tempbench reproduce``'s cache of what depends on the question alone:
+        its differing triples); the audit adds its own.
     """
 
     def __init__(self, data: Any, runs_dir: str | Path | None = None, split: str = "test",
                  cache_dir: str | Path | None = None, scores: Mapping[str, Any] | None = None,
-                 index: Any = None, force: bool = False) -> None:
+                 index: Any = None, force: bool = False, memo: dict[Any, Any] | None = None) -> None:
         self.data = data
         self.runs_dir = Path(runs_dir) if runs_dir is not None else None
         self.split = split
@@ -49,7 +53,7 @@ class AuditContext:
         self.warnings: list[str] = []
         self.run_sources: dict[str, str] = {}
         # values several claims share, computed once per audit (e.g. a question's differing triples)
-        self.memo: dict[Any, Any] = {}
+        self.memo: dict[Any, Any] = {} if memo is None else memo
 
     @cached_property
     def questions(self) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from typing import Any
 from eval.audit.context import AuditContext
 from eval.audit.values import NotComputable, Value, share_of
 from eval.keyspace import GoldTriple
-from eval.negatives import differing_triples, single_pair
+from eval.negatives import differing_kept, single_pair
 from tempbench.core.errors import ConfigError
 from tempbench.core.schema import valid_at
 
@@ -52,11 +52,7 @@ def _flagged(ctx: AuditContext, split: str, flag: str) -> list[dict[str, Any]]:
 
 def _differing(ctx: AuditContext, question: Mapping[str, Any], variant: str) -> tuple[list[GoldTriple], list[GoldTriple]]:
     """:func:`eval.negatives.differing_triples` of a question, once per audit (many claims ask)."""
-    key = ("differing", question["id"], variant)
-    got = ctx.memo.get(key)
-    if got is None:
-        got = ctx.memo[key] = differing_triples(question, variant)
-    return got
+    return differing_kept(question, variant, ctx.memo)
 
 
 def _evaluable(ctx: AuditContext, questions: list[dict[str, Any]], variant: str) -> list[tuple[dict, GoldTriple, GoldTriple]]:

@@ -82,3 +82,17 @@ def test_report_rates_and_counts():
     assert list(rep["rates"]) == list(RATE_NAMES)
     none = negatives_report(qs, resolved, None)
     assert none["rates"] is None and none["counts"]["stale"]["evaluable"] == 3
+
+
+def test_differing_triples_kept_serve_their_own_question_only():
+    """``differing_kept`` gives ``differing_triples``; a kept entry serves the question object it was made for,
+    not another question with the same id (another benchmark, another run of the caller)."""
+    from eval.negatives import differing_kept, differing_triples
+
+    question, shared = q(), {}
+    got = differing_kept(question, "S_stale", shared)
+    assert got == differing_triples(question, "S_stale") and got[0] and got[1]
+    assert differing_kept(question, "S_stale", shared) is got
+    other = {**question, "S_stale": list(question["S_star"])}  # same id, nothing differs
+    assert differing_kept(other, "S_stale", shared) == ([], []) == differing_triples(other, "S_stale")
+    assert differing_kept(question, "S_dist", None) == differing_triples(question, "S_dist")
