@@ -597,7 +597,8 @@ def columns_from_parts(questions: Sequence[Mapping[str, Any]], parts: Sequence[C
     """:func:`resolve_columns` (key ``auto``) of a run from its :func:`columns_part` parts, in question order.
 
     ``questions``: the benchmark records of the parts' questions, in order
-    (checked against the parts' ids).
+    (checked against the parts' ids). The joined columns hold no records:
+    their :func:`key_space_effect` reads the parts' own other-space results.
     """
     ids = [qid for part in parts for qid in part.ids]
     if ids != [q.get("id") for q in questions]:
