@@ -50,6 +50,7 @@ from eval.relevance import hit_list
 from eval.ties import rank_tie_vectors, tie_summary, trp_ccr_ties
 from eval.trp_ccr import row_from_resolved
 from tempbench.core.errors import EvidenceError
+from tempbench.core.memo import kept_for
 
 #: Key spaces by their code in the columns.
 SPACES = ("id", "label")
@@ -382,7 +383,8 @@ class _ItemColumns:
     def joined(cls, parts: Sequence[tuple[Mapping[str, np.ndarray], np.ndarray]], cls_start: np.ndarray) -> _ItemColumns:
         """The columns of consecutive parts (:meth:`base` arrays, each with its local-to-joined code map)."""
         out = cls.__new__(cls)
-        cat = {name: np.concatenate([p[name] for p, _ in parts]) if parts else np.zeros(0) for name in _BASE}
+        cat = {name: np.concatenate([p[name] for p, _ in parts]) if parts else np.zeros(0)
+               for name in _BASE if name not in ("s", "r", "o")}  # those are renumbered below
         sro = [np.concatenate([remap[p[name]] for p, remap in parts]) if parts else np.zeros(0, dtype=np.int64)
                for name in ("s", "r", "o")]
         out._set(cat["counts"].astype(np.int64), cat["space"].astype(np.int8), *sro, cat["ts"].astype(np.float64),
@@ -885,14 +887,8 @@ def _pairs(cols: Columns, i: int, shared: dict[Any, Any] | None = None) -> dict[
     them for the next run scored against the same question objects.
     """
     question = cols.questions[i]
-    if shared is not None:
-        known = shared.get(("negative pairs", question.get("id"), cols.key))
-        if known is not None and known[0] is question:
-            return known[1]
-    out = _question_pairs(question, cols.gold(i), cols.key)
-    if shared is not None:
-        shared[("negative pairs", question.get("id"), cols.key)] = (question, out)
-    return out
+    return kept_for(shared, ("negative pairs", question.get("id"), cols.key), question,
+                    lambda: _question_pairs(question, cols.gold(i), cols.key))
 
 
 def _question_pairs(question: Mapping[str, Any], star: list[tuple[dict[str, tuple[Any, Any, Any]], float, float]],

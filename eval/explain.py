@@ -69,6 +69,7 @@ from eval.trp_ccr import is_hit
 from retriever import PoolSummary, Retriever, from_mapping
 from tempbench.core.errors import ConfigError, RunMismatchError
 from tempbench.core.jsonl import dumps_compact
+from tempbench.core.memo import kept_for
 from tempbench.core.runfile import meta_path, read_meta
 from tempbench.core.schema import ID_KEYS, LABEL_KEYS, format_span, valid_at
 
@@ -715,13 +716,9 @@ def question_negatives(question: Mapping[str, Any], gold: list[GoldTriple] | Non
     configurations (or in several processes forked after calling this for
     every question) makes them once. ``gold``: the parsed ``S_star``, when at hand.
     """
-    key = ("negatives", question.get("id"))
-    known = None if shared is None else shared.get(key)
-    if known is None or known[0] is not question:
-        known = (question, *_replacements(question, gold_triples(question) if gold is None else gold, shared))
-        if shared is not None:
-            shared[key] = known
-    return known
+    made = kept_for(shared, ("negatives", question.get("id")), question,
+                    lambda: _replacements(question, gold_triples(question) if gold is None else gold, shared))
+    return (question, *made)
 
 
 def _replacements(question: Mapping[str, Any], gold: list[GoldTriple], shared: dict[Any, Any] | None = None

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eval.keyspace import GoldTriple, Resolved, gold_triples
+from tempbench.core.memo import kept_for
 from tempbench.core.schema import valid_at
 
 RATE_NAMES: tuple[str, ...] = (
@@ -92,13 +93,8 @@ def differing_kept(question: Mapping[str, Any], variant: str, shared: dict[Any, 
     that asks again (the question browser under every configuration, the
     audit's claims); an entry serves the very question object it was made for.
     """
-    if shared is None:
-        return differing_triples(question, variant, star=star)
-    key = ("differing", question.get("id"), variant)
-    known = shared.get(key)
-    if known is None or known[0] is not question:
-        known = shared[key] = (question, differing_triples(question, variant, star=star))
-    return known[1]
+    return kept_for(shared, ("differing", question.get("id"), variant), question,
+                    lambda: differing_triples(question, variant, star=star))
 
 
 def replaced_pair(
