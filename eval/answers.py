@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import InputError
-from tempbench.core.jsonl import read_jsonl, require_file
+from tempbench_core.errors import InputError
+from tempbench_core.jsonl import read_jsonl, require_file
 
 _PUNCT = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

@@ -3,11 +3,11 @@
 Two families, recognised by sniffing keys, never by file name:
 
 - **per-question evidence**: records with a question id and an evidence list,
-  read by the one run reader, :func:`tempbench.core.runfile.read_run` (so a
+  read by the one run reader, :func:`tempbench_core.runfile.read_run` (so a
   baseline is scored exactly like the same evidence written as a run file);
 - **metric tables** keyed by metric and slice (:mod:`eval.metric_tables`).
 
-Anything else raises :class:`~tempbench.core.errors.InputError` naming the keys
+Anything else raises :class:`~tempbench_core.errors.InputError` naming the keys
 that were found and the keys that were expected.
 """
 
@@ -18,15 +18,29 @@ from pathlib import Path
 from typing import Any
 
 from eval.metric_tables import MetricBaseline, flatten_rows, metric_table_from_json, read_csv_table
-from tempbench.core.errors import InputError
-from tempbench.core.jsonl import read_jsonl, require_file
-from tempbench.core.runfile import EVIDENCE_FIELDS, ID_FIELDS, RunRecords, read_run
+from tempbench_core.errors import InputError
+from tempbench_core.jsonl import read_jsonl, require_file
+from tempbench_core.runfile import EVIDENCE_FIELDS, ID_FIELDS, RunRecords, read_run
 
 TABLE_SUFFIXES = (".csv", ".tsv")
+#: The files of a ``baselines/`` folder that are read (a run's ``.meta.json`` is not).
+BASELINE_SUFFIXES = (".jsonl", ".json", *TABLE_SUFFIXES)
 _EXPECTED = (
     "per-question records with a question id key (" + "/".join(ID_FIELDS) + ") and an evidence list key ("
     + "/".join(EVIDENCE_FIELDS) + "), or a metric table keyed by metric and slice (e.g. TRP/CCR per complexity or operator)"
 )
+
+
+def is_baseline_file(path: Path) -> bool:
+    """Whether a file of a ``baselines/`` folder is read (:data:`BASELINE_SUFFIXES`, not a ``.meta.json``)."""
+    return path.suffix.lower() in BASELINE_SUFFIXES and not path.name.endswith(".meta.json")
+
+
+def match_config(stem: str, configs: list[str]) -> str | None:
+    """The configuration a baselines file is about: the longest configuration name in its stem."""
+    lowered = stem.lower().replace("-", "_")
+    hits = [c for c in configs if c in lowered]
+    return max(hits, key=len) if hits else None
 
 
 def is_evidence_record(record: Any) -> bool:
@@ -55,7 +69,7 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
     Returns
     -------
     RunRecords or MetricBaseline
-        Evidence (as :func:`~tempbench.core.runfile.read_run` reads it), or a table.
+        Evidence (as :func:`~tempbench_core.runfile.read_run` reads it), or a table.
     """
     p = require_file(path, "baselines file")
     if p.suffix.lower() in TABLE_SUFFIXES:

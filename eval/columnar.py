@@ -49,8 +49,8 @@ from eval.rank import rank_kernel, rank_result
 from eval.relevance import hit_list
 from eval.ties import rank_tie_vectors, tie_summary, trp_ccr_ties
 from eval.trp_ccr import row_from_resolved
-from tempbench.core.errors import EvidenceError
-from tempbench.core.memo import kept_for
+from tempbench_core.errors import EvidenceError
+from tempbench_core.memo import kept_for
 
 #: Key spaces by their code in the columns.
 SPACES = ("id", "label")
@@ -638,7 +638,7 @@ def parts_suffice(parts: Sequence[ColumnsPart | None]) -> bool:
 def _parts_alt(parts: Sequence[ColumnsPart], other: str) -> tuple[list[int], list[int]]:
     """The parts' other-space ``(hits, ccr)`` per question (:func:`parts_suffice` holds).
 
-    Raises :class:`~tempbench.core.errors.EvidenceError` when a part's other resolution failed.
+    Raises :class:`~tempbench_core.errors.EvidenceError` when a part's other resolution failed.
     """
     alts = [part.alt for part in parts]
     if any(alt is None or alt[0] != other for alt in alts):

@@ -33,9 +33,9 @@ from eval.metric_tables import MetricBaseline, flatten_scores, resolve_slice
 from eval.scoring import score_run
 from eval.trp_ccr import aggregate, coverage_by, score_question
 from retriever import describe_variant, sweep_keys, sweep_runs, sweep_variants
-from tempbench.core.errors import EvidenceError, TempbenchError
-from tempbench.core.runfile import RunRecords
-from tempbench.core.schema import format_span
+from tempbench_core.errors import EvidenceError, TempbenchError
+from tempbench_core.runfile import RunRecords
+from tempbench_core.schema import format_span
 
 SPACES = ("id", "label", "line")
 _FIELDS = {"id": ("s_id", "r_id", "o_id"), "label": ("s", "r", "o")}
@@ -253,7 +253,7 @@ _ITEM_FIELDS = ("s", "r", "o", "s_id", "r_id", "o_id", "t_start", "t_end", "line
 
 
 def diff_item(raw: Any) -> dict[str, Any]:
-    """An evidence item as read by :func:`~tempbench.core.runfile.read_run`, in the diff's form.
+    """An evidence item as read by :func:`~tempbench_core.runfile.read_run`, in the diff's form.
 
     Every key of ``s r o s_id r_id o_id t_start t_end line`` is present
     (``None`` where the item lacks it): ids and labels as strings, times as
@@ -421,7 +421,7 @@ def compare(
     run:
         ``{question id: run record}``.
     baseline:
-        Per-question evidence (:class:`~tempbench.core.runfile.RunRecords`) or
+        Per-question evidence (:class:`~tempbench_core.runfile.RunRecords`) or
         a :class:`~eval.metric_tables.MetricBaseline`.
     questions, flags:
         Benchmark records and functional flags, for the metric deltas (omitted

@@ -47,7 +47,7 @@ Decisions (SPEC §7 is silent):
   ``wrong_time``, ``tie_cut`` or ``outranked``);
 - a KG row is valid when ``t_start <= t_query <= t_end`` with
   ``t_start = t_end = ts`` (SPEC §1.1), the rule of
-  :func:`tempbench.core.schema.valid_at`;
+  :func:`tempbench_core.schema.valid_at`;
 - label-keyed hops match every KG row whose rendered labels equal the hop's
   (homonyms included); evidence that carries only labels while the hop is
   keyed on ids is matched through the hop's labels.
@@ -67,11 +67,11 @@ from eval.keyspace import GoldTriple, Resolved, gold_triples
 from eval.negatives import differing_kept
 from eval.trp_ccr import is_hit
 from retriever import PoolSummary, Retriever, from_mapping
-from tempbench.core.errors import ConfigError, RunMismatchError
-from tempbench.core.jsonl import dumps_compact
-from tempbench.core.memo import kept_for
-from tempbench.core.runfile import meta_path, read_meta
-from tempbench.core.schema import ID_KEYS, LABEL_KEYS, format_span, valid_at
+from tempbench_core.errors import ConfigError, RunMismatchError
+from tempbench_core.jsonl import dumps_compact
+from tempbench_core.memo import kept_for
+from tempbench_core.runfile import meta_path, read_meta
+from tempbench_core.schema import ID_KEYS, LABEL_KEYS, format_span, valid_at
 
 #: The stages of SPEC §7, in the order they are tested.
 STAGES: tuple[str, ...] = (
@@ -460,7 +460,7 @@ def attribute_run(
     explainer:
         :class:`Explainer` of the run's index and configuration.
     run:
-        ``{question id: record}`` (:func:`tempbench.core.runfile.read_run`).
+        ``{question id: record}`` (:func:`tempbench_core.runfile.read_run`).
     questions:
         Benchmark records; every run record must have one.
     progress:

@@ -2,11 +2,11 @@
 
 Every metric of :mod:`eval` starts from one :class:`Resolved` question, so they
 all see the same matching. A triple may carry the label space ``s, r, o``, the
-id space ``s_id, r_id, o_id``, or both (:mod:`tempbench.core.schema`).
+id space ``s_id, r_id, o_id``, or both (:mod:`tempbench_core.schema`).
 
 Under ``key='auto'`` an item is compared in the id space when both it and the
 gold carry ids, else in the label space when both carry labels, else an
-:class:`~tempbench.core.errors.EvidenceError` names the keys of each side. A
+:class:`~tempbench_core.errors.EvidenceError` names the keys of each side. A
 5-tuple/list ``(s, r, o, t_start, t_end)`` is compared in the gold's space
 (labels when the gold carries labels, ids when it carries ids only).
 ``key='label'``/``key='id'`` force one space on both sides.
@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from tempbench.core.errors import EvidenceError
-from tempbench.core.schema import ID_KEYS, LABEL_KEYS, SPACE_KEYS, TIME_KEYS, carried_spaces, valid_at
+from tempbench_core.errors import EvidenceError
+from tempbench_core.schema import ID_KEYS, LABEL_KEYS, SPACE_KEYS, TIME_KEYS, carried_spaces, valid_at
 
 KEY_CHOICES = ("auto", "label", "id")
 
@@ -48,7 +48,7 @@ class Item(NamedTuple):
         return (self.space, *self.srot, self.t_start, self.t_end)
 
     def valid_at(self, tq: float) -> bool:
-        """Whether the item's own window is valid at ``tq`` (:func:`~tempbench.core.schema.valid_at`)."""
+        """Whether the item's own window is valid at ``tq`` (:func:`~tempbench_core.schema.valid_at`)."""
         return valid_at(self.t_start, self.t_end, tq)
 
 

@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tempbench.core.errors import ConfigError
+from tempbench_core.errors import ConfigError
 
 #: The cut-offs of SPEC §3.4.
 KS: tuple[int, ...] = (1, 5, 10, 15, 25)
@@ -132,7 +132,7 @@ def find(name: str) -> Measure | None:
 
 
 def parse(name: str) -> Measure:
-    """:func:`find`, raising :class:`~tempbench.core.errors.ConfigError` that lists the valid names."""
+    """:func:`find`, raising :class:`~tempbench_core.errors.ConfigError` that lists the valid names."""
     measure = find(name)
     if measure is None:
         raise ConfigError(f"unknown metric {name!r} (valid: {', '.join(valid_names())})")

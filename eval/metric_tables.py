@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from eval.measures import find
-from tempbench.core.errors import InputError
-from tempbench.core.schema import SHIPPED_CONFIGS
+from tempbench_core.errors import InputError
+from tempbench_core.schema import SHIPPED_CONFIGS
 
 SLICE_FIELDS = ("complexity", "operator")
 

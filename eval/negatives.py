@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eval.keyspace import GoldTriple, Resolved, gold_triples
-from tempbench.core.memo import kept_for
-from tempbench.core.schema import valid_at
+from tempbench_core.memo import kept_for
+from tempbench_core.schema import valid_at
 
 RATE_NAMES: tuple[str, ...] = (
     "stale_exact",

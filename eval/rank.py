@@ -35,7 +35,7 @@ from eval.keyspace import Resolved
 from eval.measures import RANK_MEASURES, Measure
 from eval.relevance import hit_list
 from eval.trec import trec_run_and_qrels
-from tempbench.core.errors import ConfigError
+from tempbench_core.errors import ConfigError
 
 BACKENDS = ("kernel", "ir_measures")
 

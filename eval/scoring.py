@@ -23,9 +23,9 @@ from eval.negatives import negatives_report
 from eval.rank import rank_metrics
 from eval.ties import tie_report
 from eval.trp_ccr import aggregate, coverage_by, row_from_resolved
-from tempbench.core.errors import EvidenceError, RunMismatchError
-from tempbench.core.memory import gc_paused
-from tempbench.core.schema import select_split
+from tempbench_core.errors import EvidenceError, RunMismatchError
+from tempbench_core.memory import gc_paused
+from tempbench_core.schema import select_split
 
 BY = ("complexity", "operator")
 

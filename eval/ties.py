@@ -93,7 +93,7 @@ from eval.measures import RANK_MEASURES, Measure
 from eval.rank import rank_kernel, to_matrix
 from eval.relevance import hit_list
 from eval.trp_ccr import is_hit as _is_hit
-from tempbench.core.schema import valid_at
+from tempbench_core.schema import valid_at
 
 #: The rank metrics whose expectation is linear in the hit probabilities.
 ADDITIVE = ("recall", "ndcg")

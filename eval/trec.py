@@ -9,7 +9,7 @@ Document ids
 ``docid((s, r, o), t_start, t_end)`` is ``S|R|O|T``: the item's ``s, r, o`` in
 the question's *document space* (ids when the gold and the items carry ids, as
 SPEC §3.1 ``key='auto'`` resolves it; labels otherwise) and ``T`` its time as
-:func:`tempbench.core.schema.format_span` renders it (``1994``, or
+:func:`tempbench_core.schema.format_span` renders it (``1994``, or
 ``1990-1994`` when the ends differ). So the KG row ``(Q42, P31, Q5, 1994)`` is
 ``Q42|P31|Q5|1994`` in every run. Each of ``S, R, O`` is percent-encoded: ``%``,
 ``|``, every whitespace character and every non-printable one become the
@@ -81,9 +81,9 @@ from typing import Any, NamedTuple
 
 from eval.keyspace import Item, Resolved, resolve_question
 from eval.relevance import deduplicated, hit_list, relevant_classes
-from tempbench.core.atomic import write_text
-from tempbench.core.errors import EvidenceError, RunMismatchError, TempbenchError
-from tempbench.core.schema import format_span, format_year, valid_at
+from tempbench_core.atomic import write_text
+from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
+from tempbench_core.schema import format_span, format_year, valid_at
 
 #: Field separator of a document id.
 SEPARATOR = "|"
@@ -146,7 +146,7 @@ def docid(srot: Sequence[Any], t_start: float, t_end: float, space: str | None =
     """The document id ``S|R|O|T`` (``S|R|O|T|space`` when ``space`` is given) of an item or KG row.
 
     ``srot`` values that are not strings are written with ``str``; ``T`` is
-    :func:`~tempbench.core.schema.format_span` of the window. A dense
+    :func:`~tempbench_core.schema.format_span` of the window. A dense
     retriever's run joins the export's files by writing its rows' ids with this
     function, e.g. ``docid((s_id, r_id, o_id), year, year)``.
     """

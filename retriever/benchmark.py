@@ -3,7 +3,7 @@
 :func:`load_benchmark` returns the validated question records in file order.
 Every problem a user can cause (a truncated or non-JSON line, a missing field, a
 wrong type, an unknown split, an empty ``S_star``) raises
-:class:`~tempbench.core.errors.InputError` naming the file and line. Unknown extra
+:class:`~tempbench_core.errors.InputError` naming the file and line. Unknown extra
 fields are kept untouched.
 
 With ``ids_path`` (``benchmark.jsonl``, the Wikidata id space) the id keys
@@ -27,10 +27,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import InputError
-from tempbench.core.jsonl import read_jsonl
-from tempbench.core.memory import gc_paused
-from tempbench.core.schema import ID_KEYS, LABEL_KEYS, SPLITS, TIME_KEYS, TRIPLE_LISTS
+from tempbench_core.errors import InputError
+from tempbench_core.jsonl import read_jsonl
+from tempbench_core.memory import gc_paused
+from tempbench_core.schema import ID_KEYS, LABEL_KEYS, SPLITS, TIME_KEYS, TRIPLE_LISTS
 
 # field -> (accepted types, description)
 _SCALARS: dict[str, tuple[tuple[type, ...], str]] = {

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempbench.core.schema import whole_year
-from tempbench.core.scratch import ThreadScratch
+from tempbench_core.schema import whole_year
+from tempbench_core.scratch import ThreadScratch
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 

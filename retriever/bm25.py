@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from retriever.tokenizer import tokenize
-from tempbench.core.scratch import ThreadScratch
+from tempbench_core.scratch import ThreadScratch
 
 if TYPE_CHECKING:  # pragma: no cover
     from retriever.kg import KG

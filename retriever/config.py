@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.digest import sha256_json
-from tempbench.core.errors import ConfigError, did_you_mean
-from tempbench.core.layout import shipped_configs_dir
-from tempbench.core.schema import SHIPPED_CONFIGS
-from tempbench.core.tomlfile import TOMLDecodeError, load_toml, loads_toml
+from tempbench_core.digest import sha256_json
+from tempbench_core.errors import ConfigError, did_you_mean
+from tempbench_core.layout import shipped_configs_dir
+from tempbench_core.schema import SHIPPED_CONFIGS
+from tempbench_core.tomlfile import TOMLDecodeError, load_toml, loads_toml
 
 # key -> allowed values, for the string-valued choice keys.
 CHOICES: dict[str, tuple[str, ...]] = {

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tempbench.core.schema import whole_year
+from tempbench_core.schema import whole_year
 
 if TYPE_CHECKING:  # pragma: no cover
     from retriever.kg import KG

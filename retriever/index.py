@@ -43,10 +43,10 @@ from retriever.bm25 import BM25, K1, B
 from retriever.incidence import Incidence
 from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
-from tempbench.core.digest import sha256_file, sha256_json
-from tempbench.core.errors import MissingDataError
-from tempbench.core.jsonl import dumps_compact, loads_fast
-from tempbench.core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
+from tempbench_core.digest import sha256_file, sha256_json
+from tempbench_core.errors import MissingDataError
+from tempbench_core.jsonl import dumps_compact, loads_fast
+from tempbench_core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
 
 #: The cache layout (2: one memory-mapped ``.npy`` per array; 1: one ``.npz``). An entry of another
 #: layout is replaced without a warning.
@@ -201,11 +201,11 @@ def load_index(
         Directory with ``benchmark_labelled.jsonl`` (and optionally
         ``benchmark.jsonl``) to harvest labels from, or ``None``.
     cache_dir:
-        ``None``: the default cache (:func:`tempbench.core.layout.default_index_cache`);
+        ``None``: the default cache (:func:`tempbench_core.layout.default_index_cache`);
         a path: that directory; ``False``: no cache at all (always build, never
         write).
     progress:
-        Called with a short message at each stage (e.g. :func:`tempbench.core.console.info`).
+        Called with a short message at each stage (e.g. :func:`tempbench_core.console.info`).
     k1, b:
         BM25 parameters (SPEC §2.2 fixes 1.5 and 0.75).
     """

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tempbench.core.errors import InputError
-from tempbench.core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines, require_file
+from tempbench_core.errors import InputError
+from tempbench_core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines, require_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import InputError
-from tempbench.core.jsonl import plain_name, read_input_bytes, read_jsonl, require_file
-from tempbench.core.schema import ID_LABEL_PAIRS, TRIPLE_LISTS
+from tempbench_core.errors import InputError
+from tempbench_core.jsonl import plain_name, read_input_bytes, read_jsonl, require_file
+from tempbench_core.schema import ID_LABEL_PAIRS, TRIPLE_LISTS
 
 TSV_HEADER = "id\tlabel"
 

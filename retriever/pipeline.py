@@ -21,8 +21,8 @@ from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
 from retriever.bfs import BFS, Expansion, PoolSummary
 from retriever.config import RetrieverConfig
 from retriever.ranking import Ranker
-from tempbench.core.errors import InputError
-from tempbench.core.schema import whole_year
+from tempbench_core.errors import InputError
+from tempbench_core.schema import whole_year
 
 
 @dataclass(frozen=True)

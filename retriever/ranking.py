@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tempbench.core.schema import format_span
+from tempbench_core.schema import format_span
 
 
 @dataclass(frozen=True)

@@ -31,15 +31,15 @@ from retriever.config import RetrieverConfig
 from retriever.index import load_index
 from retriever.kg import read_edgelist_header
 from retriever.pipeline import Retriever
-from tempbench.core.atomic import atomic_open
-from tempbench.core.digest import sha256_file, sha256_json
-from tempbench.core.errors import ConfigError
-from tempbench.core.layout import DataPaths, default_index_cache
-from tempbench.core.memory import gc_paused
-from tempbench.core.progress import progress
-from tempbench.core.runfile import dumps_record, write_meta, written_records
-from tempbench.core.schema import select_split
-from tempbench.core.version import __version__
+from tempbench_core.atomic import atomic_open
+from tempbench_core.digest import sha256_file, sha256_json
+from tempbench_core.errors import ConfigError
+from tempbench_core.layout import DataPaths, default_index_cache
+from tempbench_core.memory import gc_paused
+from tempbench_core.progress import progress
+from tempbench_core.runfile import dumps_record, write_meta, written_records
+from tempbench_core.schema import select_split
+from tempbench_core.version import __version__
 
 SHARD_SIZE = 250
 #: At most this many shards per pool worker are left unfreed until the worker ends (a bound on its memory).

@@ -26,7 +26,7 @@ from typing import Any
 
 from retriever.config import CHOICES, RetrieverConfig
 from retriever.pipeline import RANKING_KEYS, Retriever, pool_key
-from tempbench.core.errors import ConfigError
+from tempbench_core.errors import ConfigError
 
 #: Line-template candidates of the sweep (SPEC §2.5 decision): the default first.
 LINE_TEMPLATES = (

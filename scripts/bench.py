@@ -90,12 +90,12 @@ from retriever.config import load_config  # noqa: E402
 from retriever.index import load_index  # noqa: E402
 from retriever.pipeline import Retriever  # noqa: E402
 from retriever.tokenizer import tokenize  # noqa: E402
-from tempbench.core.atomic import write_json  # noqa: E402
-from tempbench.core.layout import cache_home  # noqa: E402
 from tempbench.data import resolve_data  # noqa: E402
 from tempbench.sample import generate_sample  # noqa: E402
 from tempbench.sample.builder import build_benchmark  # noqa: E402
 from tempbench.sample.world import build_world  # noqa: E402
+from tempbench_core.atomic import write_json  # noqa: E402
+from tempbench_core.layout import cache_home  # noqa: E402
 
 SIDE_BY_SIDE_REPEATS = 3
 FULL_ROWS = 550_376

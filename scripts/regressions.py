@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from eval.audit.verdict import FAIL, OK, OKISH, delta, verdict  # noqa: E402 - after the checkout is on the path
-from tempbench.core.tomlfile import load_toml  # noqa: E402
+from tempbench_core.tomlfile import load_toml  # noqa: E402
 
 MATRIX = ROOT / "configs" / "regressions.toml"
 SCALES = ("small", "full")

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from eval.audit.claims import load_claims
-from eval.baselines import load_baseline
+from eval.baselines import is_baseline_file, load_baseline, match_config
 from retriever import (
     KG,
     OracleAnchor,
@@ -47,14 +47,13 @@ from retriever import (
     load_labels,
     render,
 )
-from tempbench.core.digest import sha256_file
-from tempbench.core.errors import InputError, TempbenchError
-from tempbench.core.jsonl import is_gzip, plain_name, read_jsonl
-from tempbench.core.layout import GZ, MANIFEST, PROVENANCE, DataPaths
-from tempbench.core.progress import progress
-from tempbench.core.runfile import RunRecords
-from tempbench.core.schema import ID_KEYS, LABEL_KEYS, SHIPPED_CONFIGS, SPLITS, TRIPLE_LISTS, whole_year
-from tempbench.reproduce import BASELINE_SUFFIXES, match_config
+from tempbench_core.digest import sha256_file
+from tempbench_core.errors import InputError, TempbenchError
+from tempbench_core.jsonl import is_gzip, plain_name, read_jsonl
+from tempbench_core.layout import GZ, MANIFEST, PROVENANCE, DataPaths
+from tempbench_core.progress import progress
+from tempbench_core.runfile import RunRecords
+from tempbench_core.schema import ID_KEYS, LABEL_KEYS, SHIPPED_CONFIGS, SPLITS, TRIPLE_LISTS, whole_year
 
 LEVELS = ("error", "warning", "info")
 RELEASE = "v1.0.1"
@@ -627,7 +626,7 @@ def _baselines(report: CheckReport, st: dict[str, Any]) -> None:
     entries = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         name = _rel(path, root)
-        if path.suffix.lower() not in BASELINE_SUFFIXES or path.name.endswith(".meta.json"):
+        if not is_baseline_file(path):
             report.add("info", name, "not read: 'tempbench reproduce' diffs only .jsonl, .json, .csv and .tsv files",
                        "baselines.ignored")
             continue

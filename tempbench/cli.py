@@ -16,8 +16,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from tempbench.core.errors import TempbenchError
-from tempbench.core.version import __version__
+from tempbench_core.errors import TempbenchError
+from tempbench_core.version import __version__
 
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tempbench.core.layout import DEFAULT_SCALE, DEFAULT_SEED, MANIFEST, DataPaths, default_sample_dir, find_inputs
 from tempbench.sample import generate_sample
+from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED, MANIFEST, DataPaths, default_sample_dir, find_inputs
 
 
 def ensure_default_sample(scale: str = DEFAULT_SCALE, seed: int = DEFAULT_SEED) -> Path:

@@ -45,10 +45,10 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from tempbench.core.atomic import write_json
-from tempbench.core.digest import sha256_file
-from tempbench.core.errors import TempbenchError
-from tempbench.core.layout import (
+from tempbench_core.atomic import write_json
+from tempbench_core.digest import sha256_file
+from tempbench_core.errors import TempbenchError
+from tempbench_core.layout import (
     BASELINES_DIR,
     BENCHMARK_DIR,
     BENCHMARK_IDS,
@@ -60,8 +60,8 @@ from tempbench.core.layout import (
     PROVENANCE,
     layout_candidates,
 )
-from tempbench.core.progress import progress
-from tempbench.core.version import __version__
+from tempbench_core.progress import progress
+from tempbench_core.version import __version__
 
 #: The dataset name in TGB 2.0.
 TGB_DATASET = "tkgl-smallpedia"

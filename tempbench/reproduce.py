@@ -43,7 +43,7 @@ from typing import Any
 
 from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
-from eval.baselines import load_baseline
+from eval.baselines import is_baseline_file, load_baseline, match_config
 from eval.columnar import ColumnsPart, columns_part, parts_suffice
 from eval.diff import compare
 from eval.explain import STAGES, Explainer, attribution_json, question_negatives, summarize
@@ -53,16 +53,13 @@ from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
 from eval.scoring import score_parts, score_run
 from retriever import UNFREED_SHARDS, default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
-from tempbench.core.atomic import write_json, write_text
-from tempbench.core.console import info
-from tempbench.core.errors import ConfigError, TempbenchError
-from tempbench.core.layout import DataPaths, default_index_cache
-from tempbench.core.memory import gc_paused
-from tempbench.core.runfile import read_written_run, run_records
-from tempbench.core.schema import SHIPPED_CONFIGS, select_split
-
-BASELINE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
-
+from tempbench_core.atomic import write_json, write_text
+from tempbench_core.console import info
+from tempbench_core.errors import ConfigError, TempbenchError
+from tempbench_core.layout import DataPaths, default_index_cache
+from tempbench_core.memory import gc_paused
+from tempbench_core.runfile import read_written_run, run_records
+from tempbench_core.schema import SHIPPED_CONFIGS, select_split
 
 # What the run hook and the scoring workers read (inherited through fork).
 _POST: dict[str, Any] = {}
@@ -254,19 +251,11 @@ class Reproduction:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def match_config(stem: str, configs: list[str]) -> str | None:
-    """The configuration a baselines file is about: the longest config name in its stem."""
-    lowered = stem.lower().replace("-", "_")
-    hits = [c for c in configs if c in lowered]
-    return max(hits, key=len) if hits else None
-
-
 def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list[dict[str, Any]],
                    flags: Any, out_dir: Path) -> dict[str, dict[str, Any]]:
     """Diff each baselines file against the run of its configuration (default: oracle)."""
     results: dict[str, dict[str, Any]] = {}
-    files = sorted(p for p in baselines_dir.rglob("*")
-                   if p.is_file() and p.suffix.lower() in BASELINE_SUFFIXES and not p.name.endswith(".meta.json"))
+    files = sorted(p for p in baselines_dir.rglob("*") if p.is_file() and is_baseline_file(p))
     for path in files:
         name = str(path.relative_to(baselines_dir))
         try:

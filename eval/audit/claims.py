@@ -15,9 +15,9 @@ from typing import Any
 
 from eval.audit.registry import COMPUTE
 from eval.audit.verdict import tolerances_from_toml
-from tempbench.core.errors import ConfigError
-from tempbench.core.layout import shipped_configs_dir
-from tempbench.core.tomlfile import load_toml
+from tempbench_core.errors import ConfigError
+from tempbench_core.layout import shipped_configs_dir
+from tempbench_core.tomlfile import load_toml
 
 
 @dataclass(frozen=True)

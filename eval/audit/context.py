@@ -10,10 +10,10 @@ from typing import Any
 from eval.audit.values import NotComputable
 from eval.scoring import score_run
 from retriever import Retriever, load_benchmark, load_config, load_flags, load_index
-from tempbench.core.errors import RunMismatchError
-from tempbench.core.layout import default_index_cache
-from tempbench.core.runfile import check_run_inputs, read_meta, read_run
-from tempbench.core.schema import select_split
+from tempbench_core.errors import RunMismatchError
+from tempbench_core.layout import default_index_cache
+from tempbench_core.runfile import check_run_inputs, read_meta, read_run
+from tempbench_core.schema import select_split
 
 
 class AuditContext:
@@ -22,7 +22,7 @@ class AuditContext:
     Parameters
     ----------
     data:
-        :class:`tempbench.core.layout.DataPaths`.
+        :class:`tempbench_core.layout.DataPaths`.
     runs_dir:
         Directory with ``<config>.jsonl`` run files to use when present; the
         configurations without one are run in memory on ``split``.

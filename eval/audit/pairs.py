@@ -28,8 +28,8 @@ from eval.audit.context import AuditContext
 from eval.audit.values import NotComputable, Value, share_of
 from eval.keyspace import GoldTriple
 from eval.negatives import differing_kept, single_pair
-from tempbench.core.errors import ConfigError
-from tempbench.core.schema import valid_at
+from tempbench_core.errors import ConfigError
+from tempbench_core.schema import valid_at
 
 
 def triple_document(index: Any, triple: GoldTriple) -> str:

@@ -24,8 +24,8 @@ from eval.answers import exact_match, gold_aliases
 from eval.audit.context import AuditContext
 from eval.audit.values import NotComputable, Value, share_of
 from retriever import tokenize
-from tempbench.core.errors import ConfigError
-from tempbench.core.schema import format_year, whole_year
+from tempbench_core.errors import ConfigError
+from tempbench_core.schema import format_year, whole_year
 
 _INT_LITERAL = re.compile(r"^\s*(-?\d+)(?:\.0*)?\s*$")
 

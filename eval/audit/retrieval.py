@@ -13,7 +13,7 @@ from __future__ import annotations
 from eval.audit.context import AuditContext
 from eval.audit.values import NotComputable, Value
 from retriever import OracleAnchor
-from tempbench.core.errors import ConfigError
+from tempbench_core.errors import ConfigError
 
 
 def bm25_documents(ctx: AuditContext) -> Value:

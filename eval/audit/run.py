@@ -11,7 +11,7 @@ from eval.audit.format import verdict_counts
 from eval.audit.registry import COMPUTE
 from eval.audit.values import NotComputable
 from eval.audit.verdict import NA, OK, SCALE, delta, verdict
-from tempbench.core.errors import ConfigError
+from tempbench_core.errors import ConfigError
 
 
 def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,

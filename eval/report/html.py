@@ -32,9 +32,9 @@ from typing import Any
 from eval.explain import STAGE_HELP, STAGES, Explainer, question_detail
 from eval.report.plots import STAGE_COLOURS
 from eval.report.tables import ordered
-from tempbench.core.atomic import write_text
-from tempbench.core.jsonl import dumps_strict_bytes
-from tempbench.core.schema import format_year
+from tempbench_core.atomic import write_text
+from tempbench_core.jsonl import dumps_strict_bytes
+from tempbench_core.schema import format_year
 
 #: Evidence marks of ``tempbench show``, by their code in the blob.
 MARKS = ("", "gold", "stale", "dist")

@@ -17,7 +17,7 @@ from eval.measures import FAMILIES, RANK_MEASURES
 from eval.published import published_rows
 from eval.report.plots import TIE_METRICS, write_plots
 from eval.report.tables import audit_table, fmt, headline_rows, md_table, ordered, slice_rows
-from tempbench.core.atomic import write_text
+from tempbench_core.atomic import write_text
 
 #: Rank metrics shown in the report (every one is in ``scores/<config>.json``).
 REPORT_RANK_MEASURES = tuple(m for m in RANK_MEASURES if not (m.family == "ndcg" and m.cutoff < 10))

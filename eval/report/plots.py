@@ -27,7 +27,7 @@ import numpy as np
 from eval.explain import STAGES
 from eval.measures import Measure
 from eval.report.tables import ordered, slice_values
-from tempbench.core.atomic import atomic_open
+from tempbench_core.atomic import atomic_open
 
 #: The metrics of the tie plot and table (SPEC §3.5).
 TIE_METRICS = ("TRP", "CCR", *(m.name for m in (Measure("recall", 1), Measure("recall", 5), Measure("ndcg", 10), Measure("mrr"))))
@@ -56,7 +56,7 @@ def import_pyplot_now() -> None:
     Importing matplotlib leaves cycles (pyparsing keeps tracebacks of its
     parses) that hold every frame on the stack at that moment, locals
     included, until the cyclic collector runs. A job that pauses the collector
-    (:func:`tempbench.core.memory.gc_paused`) and draws its plots last would
+    (:func:`tempbench_core.memory.gc_paused`) and draws its plots last would
     keep all its data alive that way, to be walked once the collector is back.
     Called first, while the job's frames hold nothing large, the collection is
     cheap and nothing is kept.

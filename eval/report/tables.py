@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eval.audit.format import format_delta, format_value
-from tempbench.core.schema import SHIPPED_CONFIGS
+from tempbench_core.schema import SHIPPED_CONFIGS
 
 
 def fmt(value: Any, digits: int = 3) -> str:

@@ -8,11 +8,11 @@ from typing import Any
 
 from eval.keyspace import KEY_CHOICES
 from retriever import load_benchmark, load_flags
-from tempbench.core.console import info
-from tempbench.core.errors import ConfigError, MissingDataError
-from tempbench.core.runfile import check_run_inputs
-from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.console import info
+from tempbench_core.errors import ConfigError, MissingDataError
+from tempbench_core.runfile import check_run_inputs
+from tempbench_core.schema import SPLIT_CHOICES
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,12 +16,12 @@ from eval.audit.context import AuditContext
 from eval.audit.format import AUDIT_COLUMNS, table_rows, verdict_summary
 from eval.audit.run import audit_document, run_audit
 from tempbench.commands._scoring import add_force_argument
-from tempbench.core.atomic import write_json
-from tempbench.core.console import info, print_table
-from tempbench.core.errors import ConfigError, MissingDataError
-from tempbench.core.outputs import check_output_file
-from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.atomic import write_json
+from tempbench_core.console import info, print_table
+from tempbench_core.errors import ConfigError, MissingDataError
+from tempbench_core.outputs import check_output_file
+from tempbench_core.schema import SPLIT_CHOICES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

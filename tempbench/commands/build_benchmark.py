@@ -14,12 +14,12 @@ from pathlib import Path
 
 from retriever import load_edgelist, load_labels
 from tempbench.commands.sample import summary_rows
-from tempbench.core import atomic
-from tempbench.core.console import info, print_table
-from tempbench.core.errors import ConfigError
-from tempbench.core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
-from tempbench.core.outputs import claim_output_dir
 from tempbench.sample.builder import build_benchmark
+from tempbench_core import atomic
+from tempbench_core.console import info, print_table
+from tempbench_core.errors import ConfigError
+from tempbench_core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
+from tempbench_core.outputs import claim_output_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

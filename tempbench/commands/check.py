@@ -12,10 +12,10 @@ import argparse
 from pathlib import Path
 
 from tempbench.check import RELEASE, CheckReport, check_data
-from tempbench.core.atomic import write_json
-from tempbench.core.console import format_cell, info, print_table
-from tempbench.core.outputs import check_output_file
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.atomic import write_json
+from tempbench_core.console import format_cell, info, print_table
+from tempbench_core.outputs import check_output_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,13 +18,13 @@ from eval.baselines import load_baseline
 from eval.diff import compare, run_evidence, run_sweep
 from retriever import SWEEP_CANDIDATES, from_mapping, load_benchmark, load_config, load_flags, load_index
 from tempbench.commands._scoring import add_force_argument, check_runs
-from tempbench.core.atomic import write_json
-from tempbench.core.console import info, print_table
-from tempbench.core.errors import ConfigError, RunMismatchError, TempbenchError
-from tempbench.core.layout import default_index_cache
-from tempbench.core.outputs import check_output_file
-from tempbench.core.runfile import RunRecords, meta_path, read_meta, read_run
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.atomic import write_json
+from tempbench_core.console import info, print_table
+from tempbench_core.errors import ConfigError, RunMismatchError, TempbenchError
+from tempbench_core.layout import default_index_cache
+from tempbench_core.outputs import check_output_file
+from tempbench_core.runfile import RunRecords, meta_path, read_meta, read_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,13 +18,13 @@ from typing import Any
 
 from eval.explain import STAGE_HELP, STAGES, Explainer, attribute_run, attribution_json, run_config
 from retriever import load_benchmark, load_config, load_index
-from tempbench.core.atomic import write_text
-from tempbench.core.console import info, print_table
-from tempbench.core.layout import DataPaths, default_index_cache
-from tempbench.core.outputs import check_output_file
-from tempbench.core.progress import progress
-from tempbench.core.runfile import read_run
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.atomic import write_text
+from tempbench_core.console import info, print_table
+from tempbench_core.layout import DataPaths, default_index_cache
+from tempbench_core.outputs import check_output_file
+from tempbench_core.progress import progress
+from tempbench_core.runfile import read_run
 
 EPILOG = "stages, first that applies (SPEC §7):\n" + "\n".join(f"  {s:<13} {h}" for s, h in STAGE_HELP.items()) + "\n\n" + (
     textwrap.fill("The retrieved hops of a question are the distinct gold triples the published scorer counts as hits "

@@ -19,13 +19,13 @@ from eval.keyspace import KEY_CHOICES, resolve_question
 from eval.scoring import select
 from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, write_export
 from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
-from tempbench.core.console import info
-from tempbench.core.errors import ConfigError, EvidenceError, RunMismatchError
-from tempbench.core.outputs import check_output_file, claim_output_dir
-from tempbench.core.progress import progress
-from tempbench.core.runfile import read_run
-from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.console import info
+from tempbench_core.errors import ConfigError, EvidenceError, RunMismatchError
+from tempbench_core.outputs import check_output_file, claim_output_dir
+from tempbench_core.progress import progress
+from tempbench_core.runfile import read_run
+from tempbench_core.schema import SPLIT_CHOICES
 
 DEFAULT_DIR = "trec"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from tempbench.core.console import info
-from tempbench.core.layout import KG_FILE, PROVENANCE
 from tempbench.fetch import TGB_DATASET, TGB_URL, FetchResult, fetch_release, fetch_tgb
+from tempbench_core.console import info
+from tempbench_core.layout import KG_FILE, PROVENANCE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from retriever import load_index
-from tempbench.core.console import info, print_table
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.console import info, print_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

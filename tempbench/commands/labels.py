@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 
 from retriever import TSV_HEADER, combine_labels, harvest_labels, load_labels
-from tempbench.core.atomic import atomic_open
-from tempbench.core.console import info, print_table
-from tempbench.core.errors import ConfigError
-from tempbench.core.outputs import check_output_file
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.atomic import atomic_open
+from tempbench_core.console import info, print_table
+from tempbench_core.errors import ConfigError
+from tempbench_core.outputs import check_output_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

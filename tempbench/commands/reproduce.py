@@ -12,11 +12,11 @@ import time
 
 from eval.audit.format import verdict_summary
 from eval.report.tables import headline_rows
-from tempbench.core.console import info, print_table
-from tempbench.core.outputs import DEFAULT_OUT, claim_output_dir
-from tempbench.core.schema import SHIPPED_CONFIGS, SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench.reproduce import reproduce
+from tempbench_core.console import info, print_table
+from tempbench_core.outputs import DEFAULT_OUT, claim_output_dir
+from tempbench_core.schema import SHIPPED_CONFIGS, SPLIT_CHOICES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 from retriever import load_config, looks_like_path, run_to_file
-from tempbench.core.console import info, print_table
-from tempbench.core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
-from tempbench.core.runfile import meta_path
-from tempbench.core.schema import SPLIT_CHOICES
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.console import info, print_table
+from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
+from tempbench_core.runfile import meta_path
+from tempbench_core.schema import SPLIT_CHOICES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

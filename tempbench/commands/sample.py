@@ -18,10 +18,10 @@ import json
 import time
 from pathlib import Path
 
-from tempbench.core.console import info, print_table
-from tempbench.core.layout import DEFAULT_SCALE, DEFAULT_SEED, default_sample_dir
-from tempbench.core.outputs import claim_output_dir
 from tempbench.sample import MAX_ROWS, MIN_ROWS, SCALE_NAMES, generate_sample, resolve_scale
+from tempbench_core.console import info, print_table
+from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED, default_sample_dir
+from tempbench_core.outputs import claim_output_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

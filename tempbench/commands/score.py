@@ -16,11 +16,11 @@ from eval.answers import read_predictions
 from eval.measures import FAMILIES
 from eval.scoring import evaluate, to_json
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
-from tempbench.core.atomic import write_json
-from tempbench.core.console import info, print_table
-from tempbench.core.outputs import check_output_file
-from tempbench.core.runfile import read_run
 from tempbench.data import data_from_args
+from tempbench_core.atomic import write_json
+from tempbench_core.console import info, print_table
+from tempbench_core.outputs import check_output_file
+from tempbench_core.runfile import read_run
 
 
 def definitions() -> str:

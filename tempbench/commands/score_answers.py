@@ -13,12 +13,12 @@ import numpy as np
 from eval.answers import answer_rows, answers_report, read_predictions
 from eval.bootstrap import bootstrap_ci, mean_metric
 from tempbench.commands._scoring import check_boot, ci_text, load_inputs
-from tempbench.core.atomic import write_json
-from tempbench.core.console import info, print_table
-from tempbench.core.errors import RunMismatchError
-from tempbench.core.outputs import check_output_file
-from tempbench.core.schema import SPLIT_CHOICES, select_split
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.atomic import write_json
+from tempbench_core.console import info, print_table
+from tempbench_core.errors import RunMismatchError
+from tempbench_core.outputs import check_output_file
+from tempbench_core.schema import SPLIT_CHOICES, select_split
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

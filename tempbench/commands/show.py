@@ -23,11 +23,11 @@ from typing import Any
 from eval.explain import STAGE_HELP, question_detail
 from retriever import load_config
 from tempbench.commands.explain import load_explainer, resolve_config
-from tempbench.core.console import print_table
-from tempbench.core.errors import RunMismatchError
-from tempbench.core.runfile import read_run
-from tempbench.core.schema import format_year
 from tempbench.data import add_data_arguments, data_from_args
+from tempbench_core.console import print_table
+from tempbench_core.errors import RunMismatchError
+from tempbench_core.runfile import read_run
+from tempbench_core.schema import format_year
 
 #: Widths of the wrapped text columns, so every table stays within 80 columns.
 WIDTH = 78

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tempbench.core.errors import ConfigError
 from tempbench.sample.world import MAX_ROWS, MIN_ROWS, SCALES, Scale, scale_for_rows
 from tempbench.sample.write import write_sample
+from tempbench_core.errors import ConfigError
 
 __all__ = ["generate_sample", "resolve_scale", "SCALE_NAMES", "MIN_ROWS", "MAX_ROWS"]
 

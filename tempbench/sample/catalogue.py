@@ -8,7 +8,7 @@ file's header comment documents every field.
 
 :func:`load_catalogue` validates the whole file on load: an unknown entity
 type, a missing or unknown field, a value of the wrong type or a mirror without
-a label is a :class:`~tempbench.core.errors.ConfigError` naming the file and
+a label is a :class:`~tempbench_core.errors.ConfigError` naming the file and
 the ``[[relation]]`` row, never a ``KeyError`` deep inside the generator.
 """
 
@@ -21,8 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import ConfigError, did_you_mean
-from tempbench.core.tomlfile import load_toml
+from tempbench_core.errors import ConfigError, did_you_mean
+from tempbench_core.tomlfile import load_toml
 
 __all__ = [
     "TYPE_NAMES", "COUNTRY", "CITY", "PERSON", "ORG", "UNIVERSITY", "TEAM", "PARTY", "POSITION", "AWARD", "EVENT",

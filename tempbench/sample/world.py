@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tempbench.core.progress import progress
 from tempbench.sample import names
 from tempbench.sample.catalogue import (
     AWARD,
@@ -57,6 +56,7 @@ from tempbench.sample.catalogue import (
     RelSpec,
     default_catalogue,
 )
+from tempbench_core.progress import progress
 
 __all__ = ["World", "Scale", "SCALES", "scale_for_rows", "MIN_ROWS", "MAX_ROWS", "build_world", "RelSpec", "TYPE_NAMES", "EVENT", "PERSON", "COUNTRY"]
 

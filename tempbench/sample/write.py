@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from tempbench.core import atomic
-from tempbench.core import layout as paths
-from tempbench.core.digest import sha256_file
-from tempbench.core.progress import progress
 from tempbench.sample.builder import build_benchmark
 from tempbench.sample.world import Scale, build_world
+from tempbench_core import atomic
+from tempbench_core import layout as paths
+from tempbench_core.digest import sha256_file
+from tempbench_core.progress import progress
 
 EDGELIST_HEADER = "ts,head,tail,relation_type\n"
 CHUNK_ROWS = 1_000_000  # rows formatted per block: bounds the memory of a 10M-row file

@@ -300,7 +300,7 @@ def test_debug_shows_the_traceback_before_or_after_the_subcommand(where: str, tm
     proc = _subprocess(*argv, cwd=tmp_path)
     assert proc.returncode != 0
     assert "Traceback (most recent call last)" in proc.stderr
-    assert "tempbench.core.errors.InputError" in proc.stderr
+    assert "tempbench_core.errors.InputError" in proc.stderr
     assert "non-integer ts '20x1'" in proc.stderr
 
 
@@ -308,7 +308,7 @@ def test_debug_shows_the_traceback_before_or_after_the_subcommand(where: str, tm
 def test_debug_reraises_user_and_internal_errors_in_process(
     where: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tempbench.core.errors import InputError
+    from tempbench_core.errors import InputError
 
     module = type(sys)("fake_hardening_cmd")
     module.add_arguments = lambda parser: parser.add_argument("--what", default="user")

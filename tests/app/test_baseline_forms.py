@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tempbench.cli import main
-from tempbench.core.runfile import read_run
+from tempbench_core.runfile import read_run
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ import pytest
 
 from tempbench.check import check_data, gold_hops_in_kg
 from tempbench.cli import main
-from tempbench.core.layout import MANIFEST, find_inputs
 from tempbench.sample import generate_sample
+from tempbench_core.layout import MANIFEST, find_inputs
 
 IDS = ("s_id", "r_id", "o_id")
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tempbench import cli
-from tempbench.core.errors import InputError
+from tempbench_core.errors import InputError
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -32,7 +32,7 @@ LONG_PATH = "/a/very/long/cache/directory/tempbench/sample/small-seed42/benchmar
 
 def test_table_in_a_pipe_is_not_wrapped_or_truncated(capsys: pytest.CaptureFixture[str]) -> None:
     """Bug: piped tables were cut at 80 columns: paths ended in '…', rows and titles wrapped."""
-    from tempbench.core.console import print_table
+    from tempbench_core.console import print_table
 
     title = "diff: exact match 275 of 300 baseline questions (91.7%), compared by id"
     print_table(title, ["variant", "exact", "share"], [["a", "1 of 2", 0.5], [LONG_VARIANT, "300 of 300", 1.0], [LONG_PATH, "-", None]])
@@ -49,7 +49,7 @@ def test_table_in_a_pipe_is_not_wrapped_or_truncated(capsys: pytest.CaptureFixtu
 
 
 def test_numeric_column_detection() -> None:
-    from tempbench.core.console import _numeric_column
+    from tempbench_core.console import _numeric_column
 
     assert _numeric_column([1, 2.5, None, "-", "1,500", "[0.1, 0.2]", "-0.003", "300 of 300"])
     assert not _numeric_column(["yes", 3])
@@ -65,7 +65,7 @@ class _FakeTTY(io.StringIO):
 def test_progress_bar_goes_to_stderr_not_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
     """Bug: the bar used rich's default console (stdout): `tempbench run | tee log`
     in a terminal showed no bar, and the bar could land among the tables."""
-    from tempbench.core.progress import progress
+    from tempbench_core.progress import progress
 
     out, err = io.StringIO(), _FakeTTY()
     monkeypatch.setattr(sys, "stdout", out)
@@ -77,7 +77,7 @@ def test_progress_bar_goes_to_stderr_not_stdout(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_progress_silent_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    from tempbench.core.progress import progress
+    from tempbench_core.progress import progress
 
     assert list(progress(range(3), total=3, description="x")) == [0, 1, 2]
     out, err = capsys.readouterr()

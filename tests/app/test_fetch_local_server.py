@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from tempbench.cli import main
-from tempbench.core.layout import KG_FILE, PROVENANCE
 from tempbench.fetch import TGB_URL, FetchError, fetch_release, fetch_tgb
+from tempbench_core.layout import KG_FILE, PROVENANCE
 
 CSV = b"ts,head,tail,relation_type\n1990,Q1,Q2,P1\n1991,Q2,Q3,P2\n"
 

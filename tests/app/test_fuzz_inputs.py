@@ -7,9 +7,9 @@ loaders of SPEC §1 (:func:`retriever.kg.load_edgelist`,
 :func:`retriever.benchmark.load_flags`, :func:`eval.runs.read_run`), random TOML
 and ``--set`` overrides to :func:`retriever.config.load_config`, and arbitrary
 questions and evidence items to :func:`eval.score_question` (SPEC §3.1). Each
-call must either return or raise a :class:`tempbench.core.errors.TempbenchError`
+call must either return or raise a :class:`tempbench_core.errors.TempbenchError`
 subclass (``InputError``, ``ConfigError``, ``MissingDataError``,
-``tempbench.core.errors.EvidenceError``...), which the CLI turns into exit code 2; any
+``tempbench_core.errors.EvidenceError``...), which the CLI turns into exit code 2; any
 other exception would be a traceback and exit code 1.
 
 When a loader returns, a few invariants of its result are checked as well, so
@@ -35,8 +35,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tempbench.core.errors import ConfigError, TempbenchError
-from tempbench.core.tomlfile import TOMLDecodeError, loads_toml
+from tempbench_core.errors import ConfigError, TempbenchError
+from tempbench_core.tomlfile import TOMLDecodeError, loads_toml
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _DIR = Path(tempfile.mkdtemp(prefix="tempbench-fuzz-"))
@@ -263,7 +263,7 @@ def test_load_flags_fuzz(data: bytes) -> None:
 @given(data=st.one_of(st.binary(max_size=200), _jsonl_like(), _encoded(_TEXT)))
 def test_read_run_fuzz(data: bytes) -> None:
     from eval.answers import read_predictions
-    from tempbench.core.runfile import read_run
+    from tempbench_core.runfile import read_run
 
     path = _write("run.jsonl", data)
     _only_own_errors(lambda: read_run(path))

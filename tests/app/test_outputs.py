@@ -14,7 +14,7 @@ import pytest
 from reference.tiny import good_root
 
 from tempbench.cli import main
-from tempbench.core.outputs import LEDGER
+from tempbench_core.outputs import LEDGER
 
 
 def _digest(path: Path) -> str:

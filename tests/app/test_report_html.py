@@ -15,7 +15,7 @@ import pytest
 
 from eval.explain import STAGES
 from eval.report.html import markdown_to_html, render_html
-from tempbench.core.schema import SHIPPED_CONFIGS
+from tempbench_core.schema import SHIPPED_CONFIGS
 
 REPO = Path(__file__).resolve().parents[2]
 NASTY = '</script><script>alert("x")</script> & <b>\'quoted\'</b> @@JS@@ @@DATA@@'

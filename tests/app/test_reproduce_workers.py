@@ -73,8 +73,8 @@ def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path
     import pytest
 
     import tempbench.reproduce as job
-    from tempbench.core.errors import EvidenceError
     from tempbench.data import resolve_data
+    from tempbench_core.errors import EvidenceError
 
     def broken(*_args, **_kwargs):
         raise EvidenceError("scoring broke on purpose")

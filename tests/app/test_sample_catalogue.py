@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tempbench.core.errors import ConfigError, MissingDataError
-from tempbench.core.tomlfile import loads_toml
 from tempbench.sample.catalogue import (
     CATALOGUE_FILE,
     COUNTRY,
@@ -22,6 +20,8 @@ from tempbench.sample.catalogue import (
     shipped_catalogue_path,
 )
 from tempbench.sample.world import build_world
+from tempbench_core.errors import ConfigError, MissingDataError
+from tempbench_core.tomlfile import loads_toml
 
 SHIPPED = shipped_catalogue_path()
 

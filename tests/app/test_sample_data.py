@@ -179,7 +179,7 @@ def test_regenerating_keeps_files_the_generator_did_not_write(tmp_path: Path) ->
 
 
 def test_unknown_scale_is_a_config_error(tmp_path: Path) -> None:
-    from tempbench.core.errors import ConfigError
+    from tempbench_core.errors import ConfigError
 
     with pytest.raises(ConfigError):
         generate_sample(tmp_path / "x", "huge", 1)

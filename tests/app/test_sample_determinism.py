@@ -47,7 +47,7 @@ def test_other_seed_other_bytes(tmp_path: Path) -> None:
 
 def test_default_sample_dir_is_used_by_the_cli(tmp_path: Path, monkeypatch) -> None:
     from tempbench.cli import main
-    from tempbench.core.layout import default_sample_dir
+    from tempbench_core.layout import default_sample_dir
 
     monkeypatch.setenv("TEMPBENCH_CACHE", str(tmp_path / "cache"))
     assert main(["sample", "--scale", "tiny", "--seed", "5"]) == 0

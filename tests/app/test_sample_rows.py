@@ -83,7 +83,7 @@ def test_rows_sample_same_bytes_across_hash_seeds(tmp_path: Path, rows_sample: P
 
 
 def test_rows_option_errors_and_default_directory(tmp_path: Path, monkeypatch, capsys) -> None:
-    from tempbench.core.layout import default_sample_dir
+    from tempbench_core.layout import default_sample_dir
 
     assert main(["sample", "--rows", "100", "--out", str(tmp_path / "x")]) == 2
     assert "--rows 100" in capsys.readouterr().err

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tempbench.core.errors import InputError
-from tempbench.core.jsonl import dumps_compact, dumps_strict, loads_fast, read_jsonl
+from tempbench_core.errors import InputError
+from tempbench_core.jsonl import dumps_compact, dumps_strict, loads_fast, read_jsonl
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)  # surrogate-free: writable as UTF-8
 FLOATS = st.one_of(
@@ -146,7 +146,7 @@ def test_dumps_strict_equals_dumps_compact_where_floats_are_finite():
 @given(st.text(alphabet="e-0.123x", max_size=30))
 def test_the_float_form_test_is_the_regular_expressions(text):
     """The substring-driven test finds what a search with the regular expression finds (``e-`` runs included)."""
-    from tempbench.core.jsonl import _FLOAT_FORM_DIFFERS, _float_form_differs
+    from tempbench_core.jsonl import _FLOAT_FORM_DIFFERS, _float_form_differs
 
     raw = text.encode()
     assert _float_form_differs(raw) == (_FLOAT_FORM_DIFFERS.search(raw) is not None)

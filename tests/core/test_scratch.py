@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from tempbench.core.scratch import ThreadScratch
+from tempbench_core.scratch import ThreadScratch
 
 
 def test_each_thread_gets_its_own_array_filled_on_first_use():

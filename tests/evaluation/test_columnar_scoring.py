@@ -24,7 +24,7 @@ from reference.eval import published_score, slow_rank
 from eval.columnar import resolve_fast
 from eval.keyspace import resolve_question
 from eval.scoring import evaluate, evaluate_reference, to_json
-from tempbench.core.errors import EvidenceError, RunMismatchError
+from tempbench_core.errors import EvidenceError, RunMismatchError
 
 ENTITIES = ("a", "b", "c")
 RELATIONS = ("p", "q")

@@ -17,7 +17,7 @@ from test_columnar_scoring import assert_same_evaluation, run_case
 
 from eval.columnar import columns_from_parts, columns_part, parts_suffice, resolve_columns, resolve_parsed
 from eval.scoring import evaluate, evaluate_parts, score_parts, score_run
-from tempbench.core.errors import EvidenceError
+from tempbench_core.errors import EvidenceError
 
 
 def _parts(chosen, records, size):

@@ -11,7 +11,7 @@ from reference.synthetic import synthetic
 
 from eval.scoring import score_run
 from tempbench.cli import main
-from tempbench.core.errors import RunMismatchError
+from tempbench_core.errors import RunMismatchError
 
 
 def write_jsonl(path: Path, records) -> Path:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from reference.eval import published_aggregate, published_score
 
 from eval import aggregate, score_question
-from tempbench.core.errors import EvidenceError, TempbenchError
+from tempbench_core.errors import EvidenceError, TempbenchError
 
 
 def T(s, r, o, t0, t1=None, ids=False, labels=True):

@@ -11,9 +11,9 @@ from eval.explain import STAGES, Explainer, attribute_run, question_detail
 from eval.keyspace import resolve_question
 from eval.trp_ccr import is_hit, score_question
 from retriever import load_benchmark, load_config, load_index, run_to_file
-from tempbench.core.runfile import read_run
-from tempbench.core.schema import SHIPPED_CONFIGS, select_split
 from tempbench.data import resolve_data
+from tempbench_core.runfile import read_run
+from tempbench_core.schema import SHIPPED_CONFIGS, select_split
 
 
 @pytest.fixture(scope="module")

@@ -55,7 +55,7 @@ def test_claims_file_has_every_spec4_row_with_its_paper_values():
 
 
 def test_claims_file_errors_are_config_errors(tmp_path):
-    from tempbench.core.errors import ConfigError
+    from tempbench_core.errors import ConfigError
 
     bad = tmp_path / "p.toml"
     bad.write_text('[[claim]]\nid = "x"\nsection = "4"\ngroup = "g"\nwhat = "w"\npaper = 1\nkind = "count"\n'

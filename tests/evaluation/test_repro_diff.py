@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from eval.baselines import load_baseline
 from eval.diff import choose_space, diff_evidence, diff_lists, exact_share, run_evidence
 from eval.metric_tables import MetricBaseline, normalise_slice
-from tempbench.core.errors import InputError
-from tempbench.core.runfile import RunRecords, parse_line
+from tempbench_core.errors import InputError
+from tempbench_core.runfile import RunRecords, parse_line
 
 
 def fixed_items():
@@ -86,7 +86,7 @@ def test_line_space_compares_rendered_lines():
 
 
 def test_no_common_space_is_a_clear_error():
-    from tempbench.core.errors import TempbenchError
+    from tempbench_core.errors import TempbenchError
 
     with pytest.raises(TempbenchError, match="no common item space"):
         choose_space([{"s_id": "Q1", "r_id": "P1", "o_id": "Q2", "t_start": 1, "t_end": 1}], [{"line": "x"}], "line")
@@ -199,8 +199,8 @@ def test_parse_line_and_slices():
 def sample_run(small_sample):
     from retriever.benchmark import load_benchmark
     from retriever.index import load_index
-    from tempbench.core.layout import default_index_cache
     from tempbench.data import resolve_data
+    from tempbench_core.layout import default_index_cache
 
     data = resolve_data(data=small_sample)
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark.parent, cache_dir=default_index_cache())

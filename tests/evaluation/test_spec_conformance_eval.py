@@ -22,7 +22,7 @@ from eval.rank import rank_metrics
 from eval.scoring import evaluate, score_run, select
 from eval.ties import tie_report
 from eval.trp_ccr import coverage_by
-from tempbench.core.errors import EvidenceError, RunMismatchError
+from tempbench_core.errors import EvidenceError, RunMismatchError
 
 TQ = 2000.0
 
@@ -515,8 +515,8 @@ def test_scores_json_layout():
 
 def test_run_file_times_read_like_float(tmp_path):
     # SPEC §3.1 normalises with float(t): numeric strings in a file are times too.
-    from tempbench.core.errors import InputError
-    from tempbench.core.runfile import read_run
+    from tempbench_core.errors import InputError
+    from tempbench_core.runfile import read_run
 
     path = tmp_path / "run.jsonl"
     path.write_text(json.dumps({"id": "q0", "evidence": [{**G1, "t_start": "2000", "t_end": 2000},
@@ -541,7 +541,7 @@ def test_loader_empty_s_star_invalid_and_merged_ids_score_in_id_space(tmp_path):
     # benchmark.jsonl merged every triple carries both spaces, so run items
     # carrying ids are matched on ids (homonym labels do not collide).
     from retriever.benchmark import load_benchmark
-    from tempbench.core.errors import InputError
+    from tempbench_core.errors import InputError
 
     base = {"id": "q0", "split": "test", "question": "?", "answer": "B", "t_query": 2000.0,
             "complexity": "1hop", "operator_type": "point_in_time", "S_dist": [], "S_stale": []}

@@ -7,9 +7,9 @@ import pytest
 from eval.diff import choose_space, exact_share, item_key, run_sweep
 from retriever import Retriever, load_benchmark, load_config, load_index, pool_key
 from retriever.sweep import CANDIDATES, describe_variant, sweep_keys, sweep_variants
-from tempbench.core.errors import ConfigError
-from tempbench.core.layout import default_index_cache
 from tempbench.data import resolve_data
+from tempbench_core.errors import ConfigError
+from tempbench_core.layout import default_index_cache
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from retriever.benchmark import load_benchmark, load_flags
-from tempbench.core.errors import InputError, MissingDataError
+from tempbench_core.errors import InputError, MissingDataError
 
 
 def triple(s, r, o, t, ids=False):

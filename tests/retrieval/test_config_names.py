@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retriever.config import load_config, looks_like_path, override_name, parse_override
-from tempbench.core.errors import ConfigError, did_you_mean
+from tempbench_core.errors import ConfigError, did_you_mean
 
 
 @pytest.mark.parametrize(("text", "path"), [("oracle", False), ("oracle.toml", True), ("./oracle", True),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from retriever.incidence import Incidence
 from retriever.kg import load_edgelist
-from tempbench.core.errors import InputError, MissingDataError
+from tempbench_core.errors import InputError, MissingDataError
 
 HEADER = "ts,head,tail,relation_type"
 

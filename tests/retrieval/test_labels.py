@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
-from tempbench.core.errors import InputError, MissingDataError
+from tempbench_core.errors import InputError, MissingDataError
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:

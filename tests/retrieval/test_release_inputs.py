@@ -16,10 +16,10 @@ from retriever import load_benchmark, load_edgelist, load_labels
 from retriever.config import load_config
 from retriever.kg import read_edgelist_header
 from retriever.runner import run_to_file
-from tempbench.core.errors import InputError
-from tempbench.core.jsonl import read_jsonl
-from tempbench.core.layout import MANIFEST, find_inputs
-from tempbench.core.runfile import read_run
+from tempbench_core.errors import InputError
+from tempbench_core.jsonl import read_jsonl
+from tempbench_core.layout import MANIFEST, find_inputs
+from tempbench_core.runfile import read_run
 
 CSV = "ts,head,tail,relation_type\n1990,Q1,Q2,P1\n1991,Q2,Q3,P2\n1990,Q3,Q1,P1\n"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tempbench.core.runfile import meta_path
+from tempbench_core.runfile import meta_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARD = re.compile(r"^[0-9a-f]{16}-\d{5}\.jsonl$")

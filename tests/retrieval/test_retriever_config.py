@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retriever.config import RetrieverConfig, from_mapping, load_config, valid_keys
-from tempbench.core.errors import ConfigError
+from tempbench_core.errors import ConfigError
 
 
 def test_defaults_follow_spec():
@@ -87,7 +87,7 @@ def test_to_dict_round_trip():
 
 
 def test_readme_documents_every_key():
-    from tempbench.core.layout import shipped_configs_dir
+    from tempbench_core.layout import shipped_configs_dir
 
     text = (shipped_configs_dir() / "README.md").read_text(encoding="utf-8")
     for key in valid_keys():

@@ -13,7 +13,7 @@ import pytest
 
 from retriever import runner
 from retriever.config import load_config
-from tempbench.core.runfile import meta_path, read_run
+from tempbench_core.runfile import meta_path, read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -257,7 +257,7 @@ def test_anchor_recall_stat(index):
 
 
 def test_missing_t_query_is_input_error(index):
-    from tempbench.core.errors import InputError
+    from tempbench_core.errors import InputError
 
     q = question()
     del q["t_query"]

@@ -16,8 +16,8 @@ import pytest
 
 from retriever import Retriever, load_benchmark, load_index, runner
 from retriever.config import load_config
-from tempbench.core.runfile import read_run, run_records
 from tempbench.data import resolve_data
+from tempbench_core.runfile import read_run, run_records
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_kept_pools_are_the_questions_expansions(data, tmp_path, monkeypatch, na
 
 def test_a_written_run_read_fast_is_what_read_run_reads(data, tmp_path):
     """``read_written_run`` (reproduce's scoring workers) gives :func:`read_run`'s mapping, line numbers included."""
-    from tempbench.core.runfile import read_written_run
+    from tempbench_core.runfile import read_written_run
 
     out = tmp_path / "nonoracle.jsonl"
     runner.run_to_file(load_config("nonoracle"), data, split="all", out_path=out, show_progress=False)

@@ -3,7 +3,7 @@
 Every input file may also be gzip-compressed: a name ending in ``.gz`` is read
 through :mod:`gzip` transparently (SPEC §1.5 names, plus ``.gz``), so line
 numbers and messages are those of the decompressed text. A truncated or corrupt
-gzip stream is an :class:`~tempbench.core.errors.InputError`, never a traceback.
+gzip stream is an :class:`~tempbench_core.errors.InputError`, never a traceback.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from tempbench.core.errors import InputError, MissingDataError
+from tempbench_core.errors import InputError, MissingDataError
 
 GZIP_SUFFIX = ".gz"
 #: What a damaged gzip stream raises while it is read (bad header, bad data, cut short).

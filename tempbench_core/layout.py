@@ -4,7 +4,7 @@ A data root holds the release files under fixed names; explicit single-file
 paths override them. Each file may also be stored gzip-compressed under the same
 name plus ``.gz`` (``tkgl-smallpedia_edgelist.csv.gz``, ``labels.tsv.gz``,
 ``benchmark/benchmark.jsonl.gz``, ...); the plain file wins when both exist, and
-readers decompress transparently (:func:`tempbench.core.jsonl.open_input`).
+readers decompress transparently (:func:`tempbench_core.jsonl.open_input`).
 This module only *finds* files: generating the default sample when no root is
 given is the application's job (:mod:`tempbench.data`).
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from tempbench.core.errors import MissingDataError
+from tempbench_core.errors import MissingDataError
 
 KG_FILE = "tkgl-smallpedia_edgelist.csv"
 LABELS_TSV = "labels.tsv"
@@ -56,11 +56,11 @@ def default_index_cache() -> Path:
 
 
 def shipped_configs_dir() -> Path:
-    """The ``configs/`` directory, inside the wheel (``tempbench/configs``) or in a source checkout."""
-    packaged = resources.files("tempbench") / "configs"
+    """The ``configs/`` directory, inside the wheel (``tempbench_core/configs``) or in a source checkout."""
+    packaged = resources.files("tempbench_core") / "configs"
     if packaged.is_dir():
         return Path(str(packaged))
-    checkout = Path(__file__).resolve().parents[2] / "configs"
+    checkout = Path(__file__).resolve().parents[1] / "configs"
     if checkout.is_dir():
         return checkout
     raise MissingDataError("the shipped configs/ directory is missing from this installation")

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.errors import ConfigError, MissingDataError
+from tempbench_core.errors import ConfigError, MissingDataError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -4,7 +4,7 @@ An interrupted run therefore never leaves a file under the final name that looks
 complete: either the old file (or none) is there, or the whole new one. The new
 file gets the permissions the user's umask gives a new file (a temporary file
 starts private), and a failure while writing (a full disk, text that cannot be
-encoded) is an :class:`~tempbench.core.errors.OutputError` naming the target,
+encoded) is an :class:`~tempbench_core.errors.OutputError` naming the target,
 never the temporary ``.part`` name, with nothing left behind.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from tempbench.core.errors import OutputError
-from tempbench.core.jsonl import dumps_compact
+from tempbench_core.errors import OutputError
+from tempbench_core.jsonl import dumps_compact
 
 
 @contextlib.contextmanager

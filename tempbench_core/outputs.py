@@ -20,8 +20,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from tempbench.core.atomic import write_text
-from tempbench.core.errors import OutputError
+from tempbench_core.atomic import write_text
+from tempbench_core.errors import OutputError
 
 LEDGER = ".tempbench-output.json"
 #: The default output directory of ``run`` and ``reproduce``.

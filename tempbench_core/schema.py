@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tempbench.core.errors import ConfigError
+from tempbench_core.errors import ConfigError
 
 LABEL_KEYS = ("s", "r", "o")
 ID_KEYS = ("s_id", "r_id", "o_id")

@@ -3,7 +3,7 @@
 Writing: one JSON object per line, compact separators, UTF-8 (``ensure_ascii=False``),
 keys in the order the retriever builds them, floats as Python's shortest
 round-trip ``repr``: the same run always gives the same bytes. Both files are
-written atomically (:mod:`tempbench.core.atomic`).
+written atomically (:mod:`tempbench_core.atomic`).
 
 Reading (:func:`read_run`) is the one reader of per-question evidence, used by
 every command that takes a run: a run file of SPEC §6.1, a hand-written
@@ -37,11 +37,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tempbench.core.atomic import atomic_open, write_json
-from tempbench.core.digest import sha256_file
-from tempbench.core.errors import InputError, RunMismatchError
-from tempbench.core.jsonl import dumps_compact, loads_fast, read_jsonl, require_file
-from tempbench.core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
+from tempbench_core.atomic import atomic_open, write_json
+from tempbench_core.digest import sha256_file
+from tempbench_core.errors import InputError, RunMismatchError
+from tempbench_core.jsonl import dumps_compact, loads_fast, read_jsonl, require_file
+from tempbench_core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -379,7 +379,7 @@ def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = (
     run_path:
         The run file; its metadata records ``inputs.<name>.sha256`` (SPEC §6.1).
     data:
-        The :class:`~tempbench.core.layout.DataPaths` the run is about to meet.
+        The :class:`~tempbench_core.layout.DataPaths` the run is about to meet.
     names:
         Which inputs matter to the command (the benchmark for scoring; also the
         KG and labels where the command retrieves).
