@@ -62,16 +62,14 @@ from typing import Any
 
 import numpy as np
 
-from eval.columnar import resolve_parsed
-from eval.keyspace import GoldTriple, Resolved, gold_triples
-from eval.negatives import differing_kept
-from eval.trp_ccr import is_hit
+from eval.evidence import QuestionRead, read_question
+from eval.keyspace import GoldTriple
 from retriever import PoolSummary, Retriever, from_mapping
+from tempbench_core.arrays import in_sorted
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact
-from tempbench_core.memo import kept_for
 from tempbench_core.runfile import meta_path, read_meta
-from tempbench_core.schema import ID_KEYS, LABEL_KEYS, format_span, valid_at
+from tempbench_core.schema import valid_at
 
 #: The stages of SPEC §7, in the order they are tested.
 STAGES: tuple[str, ...] = (
@@ -142,8 +140,7 @@ class Explanation:
     hops: list[Hop]
     anchor: int | None
     gold_subject: int | None
-    resolved: Resolved
-    parsed: Any = None  # what the column reader made of the record (eval.columnar.resolve_parsed), if it read it
+    read: QuestionRead  # the record's evidence matched to the gold (SPEC §3.1), as the scorer reads it
 
     @property
     def stages(self) -> list[str]:
@@ -186,12 +183,13 @@ class Explainer:
         very run (same anchor, same configuration).
     """
 
-    def __init__(self, index: Any, config: Any, pools: Mapping[Any, PoolSummary | None] | None = None) -> None:
+    def __init__(self, index: Any, config: Any, pools: Mapping[Any, PoolSummary | None] | None = None,
+                 shared: dict[Any, Any] | None = None) -> None:
         self.index = index
         self.config = config
         self.pools = pools or {}
+        self.shared = shared
         self.retriever = Retriever(index, config)
-        self.bfs = self.retriever.bfs
         kg = index.kg
         self.head = np.asarray(kg.head, dtype=np.int64)
         self.tail = np.asarray(kg.tail, dtype=np.int64)
@@ -206,7 +204,7 @@ class Explainer:
         self._explained: dict[Any, tuple[Mapping[str, Any], Mapping[str, Any], Explanation]] = {}
 
     def forget(self, into: list[Any] | None = None) -> None:
-        """Drop the explanations kept for a later :func:`question_detail` of the same records.
+        """Drop the explanations kept for a later :func:`eval.question_detail.question_detail` of the same records.
 
         ``into``: a list that takes them instead, in a process that ends
         without freeing its objects one by one (a pool worker, terminated),
@@ -307,24 +305,21 @@ class Explainer:
         return self._explain(question, record, True)
 
     def _explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool) -> Explanation:
-        res, parsed = resolve_parsed(question, record.get("evidence") or [], key="auto",
-                                     extra=record.get("cutoff_ties") or [])
-        tq = res.tq
-        hops = gold_hops(res.gold)
+        read = read_question(question, record.get("evidence") or [], record.get("cutoff_ties") or [], "auto",
+                             self.shared)
+        tq = read.tq
+        hops = gold_hops(read.gold)
         # hop -> gold class of the resolved evidence (one to one when both use the hop's space)
-        class_of = {keys[res.gold_space]: c for c, keys in enumerate(res.class_keys) if res.gold_space in keys}
-        cls = [class_of.get(h.triple.keys.get(res.gold_space), -1) for h in hops]
-        in_evidence, hit, tied = set(), set(), set()
-        for it in res.items:
-            if it.cls >= 0:
-                in_evidence.add(it.cls)
-                if is_hit(it, tq):
-                    hit.add(it.cls)
-        for it in res.extra:
-            if it.cls >= 0:
-                tied.add(it.cls)
+        space = read.gold_space
+        class_of = {keys[space]: c for c, keys in enumerate(read.class_keys) if space in keys}
+        cls = [class_of.get(h.triple.keys.get(space), -1) for h in hops]
+        items = read.items
+        in_evidence = {c for c in read.items_cls if c >= 0}
+        hit = {c for c, ts, te in zip(read.items_cls, items.t_start, items.t_end, strict=True)
+               if c >= 0 and valid_at(ts, te, tq)}
+        tied = {c for c in read.extra_cls if c >= 0}
 
-        explanation = Explanation(res.qid, hops, None, None, res, parsed)
+        explanation = Explanation(question.get("id"), hops, None, None, read)
         pending: list[int] = []
         for i, hop in enumerate(hops):
             c = cls[i]
@@ -345,7 +340,7 @@ class Explainer:
         explanation.anchor = anchor
         gold = self.gold_subject(question)
         explanation.gold_subject = gold
-        pools = _Pools(self.bfs, anchor, tq, self.pool_summary(question, anchor))
+        pools = _Pools(self.retriever, anchor, tq, self.pool_summary(question, anchor))
         for i in pending:
             hop = hops[i]
             rows = self.valid_rows(hop, tq)
@@ -376,8 +371,8 @@ class Explainer:
 class _Pools:
     """The counterfactual pools of one question, each computed at most once, when first needed."""
 
-    def __init__(self, bfs: Any, anchor: int | None, t_query: float, summary: PoolSummary | None = None) -> None:
-        self.bfs = bfs
+    def __init__(self, retriever: Retriever, anchor: int | None, t_query: float, summary: PoolSummary | None = None) -> None:
+        self.retriever = retriever
         self.anchor = anchor
         self.t_query = t_query
         self._reach: dict[bool | None, np.ndarray] = {}
@@ -385,9 +380,9 @@ class _Pools:
 
     def reach(self, filtered: bool | None) -> np.ndarray:
         # the unfiltered pool of a run without filter is its own uncapped pool
-        key = None if filtered is None or filtered == self.bfs.temporal_filter else filtered
+        key = None if filtered is None or filtered == self.retriever.temporal_filter else filtered
         if key not in self._reach:
-            self._reach[key] = self.bfs.reach(self.anchor, self.t_query, temporal_filter=key)
+            self._reach[key] = self.retriever.reach(self.anchor, self.t_query, temporal_filter=key)
         return self._reach[key]
 
     def in_uncapped(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, filtered: bool | None) -> bool:
@@ -399,18 +394,18 @@ class _Pools:
         if self.anchor is None or not len(rows):
             return False
         nodes = self.reach(filtered)
-        return bool(_isin_sorted(head[rows], nodes).any() or _isin_sorted(tail[rows], nodes).any())
+        return bool(in_sorted(head[rows], nodes).any() or in_sorted(tail[rows], nodes).any())
 
     def run_pool(self) -> np.ndarray:
         if self._run is None:
-            self._run = np.sort(self.bfs.expand(self.anchor, self.t_query).pool)
+            self._run = np.sort(self.retriever.expand_from(self.anchor, self.t_query).pool)
         return self._run
 
     def in_run_pool(self, rows: np.ndarray) -> bool:
         """Whether a valid row is in the run's own (capped) pool, before deduplication."""
         if self.anchor is None or not len(rows):
             return False
-        return bool(_isin_sorted(rows, self.run_pool()).any())
+        return bool(in_sorted(rows, self.run_pool()).any())
 
     def facts(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray) -> dict[str, bool]:
         return {
@@ -423,14 +418,6 @@ class _Pools:
 def _member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     # one allowed value (the id-space case) is a plain comparison
     return values == allowed[0] if len(allowed) == 1 else np.isin(values, allowed)
-
-
-def _isin_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    if not len(sorted_set) or not len(values):
-        return np.zeros(len(values), dtype=bool)
-    pos = np.searchsorted(sorted_set, values)
-    pos[pos == len(sorted_set)] = 0
-    return sorted_set[pos] == values
 
 
 # -- a whole run ---------------------------------------------------------------------------
@@ -559,182 +546,3 @@ def run_config(run_path: Any, fallback: Any = None) -> tuple[Any, str]:
         raise ConfigError(f"{run_path} has no readable {meta_path(run_path).name} with its configuration; "
                           "give --config NAME (oracle, nonoracle, stale_blind, hop3_k25 or a TOML file)")
     return fallback, "--config"
-
-
-# -- one question in full (``tempbench show`` and the HTML browser) -----------------------------
-
-def item_line(item: Mapping[str, Any]) -> str:
-    """The evidence line of an item: its ``line`` when it has one, else ``s | r | o | t`` (SPEC §2.5)."""
-    line = item.get("line")
-    if isinstance(line, str):
-        return line
-    names = LABEL_KEYS if all(k in item for k in LABEL_KEYS) else ID_KEYS
-    t = format_span(item.get("t_start"), item.get("t_end")) if "t_start" in item else "?"
-    return " | ".join(str(item.get(k, "")) for k in names) + f" | {t}"
-
-
-def _triple_view(t: GoldTriple) -> dict[str, Any]:
-    labels = t.keys.get("label")
-    ids = t.keys.get("id")
-    return {
-        "s": None if labels is None else labels[0], "r": None if labels is None else labels[1],
-        "o": None if labels is None else labels[2],
-        "s_id": None if ids is None else ids[0], "r_id": None if ids is None else ids[1],
-        "o_id": None if ids is None else ids[2],
-        "t": format_span(t.t_start, t.t_end),
-    }
-
-
-#: The fields of an evidence or cut-off tie row of :func:`question_detail`, in order.
-EVIDENCE_FIELDS = ("rank", "mark", "hop", "score", "line", "tie_group")
-_ALL = object()  # every item is in the tie group (the cut-off ties)
-
-
-def question_detail(explainer: Explainer, question: Mapping[str, Any], record: Mapping[str, Any],
-                    facts: bool = True, shared: dict[Any, Any] | None = None,
-                    item_rows: bool = False) -> dict[str, Any]:
-    """Everything ``tempbench show`` prints about one question of a run, as plain data.
-
-    Keys: ``id, question, t_query, answer, operator, complexity, config``;
-    ``hops`` (gold chain, each with its stage and, with ``facts``, what each
-    test found: evidence, valid KG rows, the three pools);
-    ``replacements`` (``S_stale``/``S_dist``: replaced hop -> replacement);
-    ``anchor`` (run anchor, gold subject, hit); ``pool`` (rows per hop, caps,
-    eligible rows, caps hit); ``evidence`` and ``cutoff_ties`` (rank, mark,
-    score, line, in the cut-off tie group).
-
-    ``shared``: a cache, kept by the caller across configurations, of what
-    depends on the question alone (the ``S_stale``/``S_dist`` replacements).
-    ``item_rows``: evidence and cut-off ties as tuples in
-    :data:`EVIDENCE_FIELDS` order instead of dicts (the browser's many rows).
-    """
-    ex = explainer.explain(question, record, facts=facts)
-    res = ex.resolved
-    tq = res.tq
-    cfg = explainer.config
-    kg = explainer.index.kg
-    labels = explainer.index.entity_labels
-
-    hops = []
-    for hop in ex.hops:
-        hops.append({"hop": len(hops) + 1, "position": hop.position, "space": hop.space, **_triple_view(hop.triple),
-                     "stage": hop.stage, **hop.facts})
-
-    _, replacements, negatives = question_negatives(question, res.gold, shared)
-
-    anchor_rec = record.get("anchor") if isinstance(record.get("anchor"), Mapping) else None
-    anchor_idx = explainer.run_anchor(question, record)
-    gold_idx = explainer.gold_subject(question)
-    first = res.gold[0] if res.gold else None
-    gold_view = _triple_view(first) if first is not None else {}
-    anchor = {
-        "rule": cfg.anchor,
-        "source": (anchor_rec or {}).get("source", "recomputed"),
-        "id": (anchor_rec or {}).get("id") if anchor_rec else (None if anchor_idx is None else kg.entity_ids[anchor_idx]),
-        "label": (anchor_rec or {}).get("label") if anchor_rec else (None if anchor_idx is None else labels[anchor_idx]),
-        "in_kg": anchor_idx is not None,
-        "gold_id": gold_view.get("s_id") if gold_idx is None else kg.entity_ids[gold_idx],
-        "gold_label": gold_view.get("s") if gold_idx is None else labels[gold_idx],
-        "hit": None if gold_idx is None else anchor_idx == gold_idx,
-    }
-
-    summary = explainer.pool_summary(question, anchor_idx)
-    if summary is None:
-        summary = PoolSummary.of(explainer.bfs.expand(anchor_idx, tq, count_eligible=True))
-    caps = list(cfg.caps[: cfg.hops])
-    pool = {
-        "hops": cfg.hops, "caps": caps,
-        "rows": list(summary.hop_sizes) or [0] * cfg.hops,
-        "eligible": list(summary.eligible) or [0] * cfg.hops,
-        "cap_hit": [e > r for r, e in zip(summary.hop_sizes, summary.eligible, strict=True)] or [False] * cfg.hops,
-        "pool_rows": int(len(summary.rows)), "candidates": summary.candidates,
-        "temporal_filter": cfg.temporal_filter, "cap_scope": cfg.cap_scope, "cap_counts": cfg.cap_counts,
-    }
-
-    evidence = record.get("evidence") or []
-    ties = record.get("cutoff_ties") or []
-    kth = evidence[-1].get("score") if evidence and ties else None
-    dist_keys = {(space, srot) for t in negatives["S_dist"] for space, srot in t.keys.items()}
-    stale_five = {t.five(space) for t in negatives["S_stale"] for space in t.keys}
-
-    hop_of: dict[tuple[str, Any], int] = {}
-    for k, h in enumerate(ex.hops):
-        for space, srot in h.triple.keys.items():
-            hop_of.setdefault((space, srot), k + 1)
-
-    def view(items: Sequence[Mapping[str, Any]], resolved: Sequence[Any], start: int,
-             group_score: Any) -> list[tuple[Any, ...]]:
-        # one tuple per item, fields as EVIDENCE_FIELDS; group_score: the tie group's score, or _ALL
-        out = []
-        for j, (item, it) in enumerate(zip(items, resolved, strict=True)):
-            key = (it.space, it.srot)
-            if it.cls >= 0:
-                mark = "gold" if is_hit(it, tq) else "stale"
-            elif (*it.srot, it.t_start, it.t_end) in stale_five:
-                mark = "stale"
-            elif key in dist_keys:
-                mark = "dist"
-            else:
-                mark = ""
-            score = item.get("score")
-            line = item.get("line")
-            out.append((start + j, mark, hop_of.get(key), score, line if type(line) is str else item_line(item),
-                        group_score is _ALL or (group_score is not None and score == group_score)))
-        return out
-
-    rows_evidence = view(evidence, res.items, 1, kth)
-    rows_ties = view(ties, res.extra, len(evidence) + 1, _ALL)
-    if not item_rows:
-        rows_evidence = [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in rows_evidence]
-        rows_ties = [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in rows_ties]
-
-    return {
-        "id": question.get("id"),
-        "split": question.get("split"),
-        "question": question.get("question"),
-        "t_query": question.get("t_query"),
-        "answer": question.get("answer"),
-        "operator": question.get("operator_type"),
-        "complexity": question.get("complexity"),
-        "config": cfg.name,
-        "k": cfg.k,
-        "stages": ex.stages,
-        "hops": hops,
-        "replacements": replacements,
-        "anchor": anchor,
-        "pool": pool,
-        "evidence": rows_evidence,
-        "cutoff_ties": rows_ties,
-    }
-
-
-def question_negatives(question: Mapping[str, Any], gold: list[GoldTriple] | None = None,
-                       shared: dict[Any, Any] | None = None) -> tuple[Mapping[str, Any], dict[str, Any], dict[str, Any]]:
-    """``(question, replacements, negatives)`` of :func:`question_detail`, kept in ``shared`` when given.
-
-    They depend on the question alone, so a caller detailing it under several
-    configurations (or in several processes forked after calling this for
-    every question) makes them once. ``gold``: the parsed ``S_star``, when at hand.
-    """
-    made = kept_for(shared, ("negatives", question.get("id")), question,
-                    lambda: _replacements(question, gold_triples(question) if gold is None else gold, shared))
-    return (question, *made)
-
-
-def _replacements(question: Mapping[str, Any], gold: list[GoldTriple], shared: dict[Any, Any] | None = None
-                  ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[GoldTriple]]]:
-    """Per negative list: its replaced hop -> replacement views, and its triples missing from ``S_star``."""
-    replacements: dict[str, list[dict[str, Any]]] = {}
-    negatives: dict[str, list[GoldTriple]] = {}
-    for variant in ("S_stale", "S_dist"):
-        gone, new = differing_kept(question, variant, shared, star=gold)
-        negatives[variant] = new
-        replacements[variant] = [{"replaced": _triple_view(g) if g is not None else None,
-                                  "replacement": _triple_view(n) if n is not None else None}
-                                 for g, n in _pairs(gone, new)]
-    return replacements, negatives
-
-
-def _pairs(gone: list[GoldTriple], new: list[GoldTriple]) -> list[tuple[GoldTriple | None, GoldTriple | None]]:
-    n = max(len(gone), len(new))
-    return [(gone[i] if i < len(gone) else None, new[i] if i < len(new) else None) for i in range(n)]

@@ -1,35 +1,51 @@
-"""Key-space resolution: matching evidence items to the gold chain (SPEC §3.1).
+"""How evidence and gold are read, and in which key space they are compared (SPEC §3.1).
 
-Every metric of :mod:`eval` starts from one :class:`Resolved` question, so they
-all see the same matching. A triple may carry the label space ``s, r, o``, the
-id space ``s_id, r_id, o_id``, or both (:mod:`tempbench_core.schema`).
-
-Under ``key='auto'`` an item is compared in the id space when both it and the
-gold carry ids, else in the label space when both carry labels, else an
-:class:`~tempbench_core.errors.EvidenceError` names the keys of each side. A
-5-tuple/list ``(s, r, o, t_start, t_end)`` is compared in the gold's space
-(labels when the gold carries labels, ids when it carries ids only).
-``key='label'``/``key='id'`` force one space on both sides.
+A triple may carry the label space ``s, r, o``, the id space ``s_id, r_id,
+o_id``, or both (:mod:`tempbench_core.schema`). Under ``key='auto'`` an item is
+compared in the id space when both it and the gold carry ids, else in the label
+space when both carry labels, else an :class:`~tempbench_core.errors.EvidenceError`
+names the keys of each side. A 5-tuple/list ``(s, r, o, t_start, t_end)`` is
+compared in the gold's space (labels when the gold carries labels, ids when it
+carries ids only). ``key='label'``/``key='id'`` force one space on both sides.
 
 Evidence mixing both spaces (reading chosen here, outside the conformance
 domain): gold triples are identified in the id space; an item compared in the
 label space stands for the first ``S_star`` triple with its labels.
 
 The gold is grouped into *classes*: the distinct ``(s, r, o)`` of ``S_star`` in
-the primary space, in ``S_star`` order; ``Item.cls`` is the class an item
-matches (``-1`` for none).
+the primary space, in ``S_star`` order (:func:`gold_classes`); an item matches
+the class of its ``(s, r, o)`` (``-1`` for none).
+
+Numbers. Times are read with ``float()``; a NaN time is a number that no
+``t_query`` lies within (never valid), and for the deduplication of SPEC §3.4
+every NaN of a field is one value. A score that is absent, a boolean, NaN or
+not a number is *no score* (:func:`score_value`): the ranking is then fully
+known (SPEC §3.5).
+
+This module reads one question; :mod:`eval.evidence` puts every question of a
+run into one table of arrays, which every metric reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import repeat
+from math import isnan
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from tempbench_core.errors import EvidenceError
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, SPACE_KEYS, TIME_KEYS, carried_spaces, valid_at
 
 KEY_CHOICES = ("auto", "label", "id")
+
+_ID3 = itemgetter(*ID_KEYS)
+_LABEL3 = itemgetter(*LABEL_KEYS)
+_TS = itemgetter("t_start")
+_TE = itemgetter("t_end")
+_NUMBER_TYPES = frozenset((int, float))
+_FLOAT_ONLY = frozenset((float,))
 
 
 class Item(NamedTuple):
@@ -39,7 +55,7 @@ class Item(NamedTuple):
     srot: tuple[Any, Any, Any]
     t_start: float
     t_end: float
-    cls: int  # index of the gold triple it matches, -1 when not in gold
+    cls: int  # the gold class it matches, -1 when not in gold
     score: float | None = None
 
     @property
@@ -66,34 +82,27 @@ class GoldTriple:
         return None if srot is None else (*srot, self.t_start, self.t_end)
 
 
-@dataclass
-class Resolved:
-    """A question's gold and evidence after key-space resolution (SPEC §3.1)."""
+class RawItems(NamedTuple):
+    """The items of one question as parallel lists (what :func:`read_items` returns)."""
 
-    qid: Any
-    complexity: Any
-    operator: Any
-    tq: float
-    items: list[Item]
-    n_gold: int
-    gold_space: str
-    class_valid: list[bool] = field(default_factory=list)  # a member of the class is valid at tq
-    class_keys: list[dict[str, tuple[Any, Any, Any]]] = field(default_factory=list)
-    extra: list[Item] = field(default_factory=list)  # cut-off ties (SPEC §3.5), matched like evidence
-    gold: list[GoldTriple] = field(default_factory=list)  # S_star as parsed
-    key: str = "auto"  # the key-space option the question was resolved under
-
-    @property
-    def n_ret(self) -> int:
-        return len(self.items)
+    spaces: list[str]
+    srots: list[tuple[Any, Any, Any]]
+    t_start: list[float]
+    t_end: list[float]
+    scores: list[float]  # NaN: no score
 
 
-def _qname(question: Mapping[str, Any]) -> str:
+EMPTY_ITEMS = RawItems([], [], [], [], [])
+
+
+def question_name(question: Mapping[str, Any]) -> str:
+    """``question 'q1'`` (or ``question``), the prefix of a message about it."""
     qid = question.get("id") if isinstance(question, Mapping) else None
     return "question" if qid is None else f"question {qid!r}"
 
 
-def _to_float(value: Any, what: str) -> float:
+def to_float(value: Any, what: str) -> float:
+    """``float(value)``, or an :class:`EvidenceError` saying ``what`` is not a number."""
     if type(value) is float:  # the common case, checked first for speed
         return value
     if value is None or isinstance(value, (list, tuple, dict)):
@@ -102,6 +111,16 @@ def _to_float(value: Any, what: str) -> float:
         return float(value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         raise EvidenceError(f"{what} is {value!r}; expected a number") from None
+
+
+def read_t_query(question: Mapping[str, Any]) -> float:
+    """The question's ``t_query`` as a float (an error when it is missing or not a number)."""
+    if not isinstance(question, Mapping):
+        raise EvidenceError(f"question is {type(question).__name__}; expected a dict record")
+    where = question_name(question)
+    if "t_query" not in question:
+        raise EvidenceError(f"{where} has no t_query field")
+    return to_float(question["t_query"], f"{where}: t_query")
 
 
 def _srot(a: Any, b: Any, c: Any, what: Callable[[], str]) -> tuple[Any, Any, Any]:
@@ -114,7 +133,6 @@ def _srot(a: Any, b: Any, c: Any, what: Callable[[], str]) -> tuple[Any, Any, An
     except TypeError:
         raise EvidenceError(f"{what()} has s/r/o values {key!r}; expected strings (ids or labels)") from None
     return key
-
 
 
 def _describe_keys(obj: Mapping[str, Any]) -> str:
@@ -131,42 +149,159 @@ def _missing_space_keys(obj: Mapping[str, Any], spaces: Sequence[str]) -> str:
 
 
 def gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: str = "auto") -> list[GoldTriple]:
-    where = _qname(question)
+    """The triples of one of the question's lists (``S_star``, ``S_stale``, ``S_dist``), parsed (SPEC §1.3)."""
+    where = question_name(question)
     if field_name not in question:
         raise EvidenceError(f"{where} has no {field_name} field")
     raw = question[field_name]
     if raw is None or isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
         raise EvidenceError(f"{where}: {field_name} is {type(raw).__name__}; expected a list of triples")
     out = []
+    wanted = ("label", "id") if key == "auto" else (key,)
     for j, triple in enumerate(raw):
         what = f"{where}: {field_name}[{j}]"
         if not isinstance(triple, Mapping):
             raise EvidenceError(f"{what} is {type(triple).__name__}; expected a dict triple")
         spaces = carried_spaces(triple)
-        wanted = ("label", "id") if key == "auto" else (key,)
         if not any(s in spaces for s in wanted):
             raise EvidenceError(f"{what} has {_describe_keys(triple)}; missing {_missing_space_keys(triple, wanted)}")
         for tk in TIME_KEYS:
             if tk not in triple:
                 raise EvidenceError(f"{what} has no {tk}")
         keys = {s: _srot(*(triple[k] for k in SPACE_KEYS[s]), lambda what=what: what) for s in spaces}
-        out.append(
-            GoldTriple(
-                keys=keys,
-                t_start=_to_float(triple["t_start"], f"{what}.t_start"),
-                t_end=_to_float(triple["t_end"], f"{what}.t_end"),
-            )
-        )
+        out.append(GoldTriple(keys=keys, t_start=to_float(triple["t_start"], f"{what}.t_start"),
+                              t_end=to_float(triple["t_end"], f"{what}.t_end")))
     return out
 
 
-def _raw_item(
-    item: Any, kind: str, pos: int, where: str, gold_spaces: set[str], key: str
-) -> tuple[str, tuple[Any, Any, Any], float, float, Any]:
+def gold_spaces(question: Mapping[str, Any], gold: Sequence[GoldTriple], key: str) -> set[str]:
+    """The spaces every ``S_star`` triple carries (``{key}`` when a space is forced; both for an empty gold)."""
+    spaces = set.intersection(*(set(g.keys) for g in gold)) if gold else {"id", "label"}
+    if not spaces:
+        raise EvidenceError(f"{question_name(question)}: S_star mixes triples with only labels and triples with only ids")
+    return {key} if key != "auto" else spaces
+
+
+def primary_space(used: set[str], key: str, spaces: set[str]) -> str:
+    """The space gold classes are keyed on (SPEC §3.1): the evidence's one space, else ``key``, else ids when the gold has them.
+
+    ``used``: the spaces the evidence items were read in; ``spaces``: the
+    spaces every ``S_star`` triple carries (``{key}`` when a space is forced).
+    """
+    if len(used) == 1:
+        return next(iter(used))
+    if key != "auto":
+        return key
+    return "id" if "id" in spaces else "label"
+
+
+#: ``space -> (s, r, o) -> gold class``: the first class a key meets.
+ClassLookup = dict[str, dict[tuple[Any, Any, Any], int]]
+
+
+def gold_classes(gold: Sequence[GoldTriple], primary: str, tq: float
+                 ) -> tuple[list[bool], list[dict[str, tuple[Any, Any, Any]]], ClassLookup]:
+    """The gold classes keyed in ``primary``: ``(class_valid, class_keys, lookup)`` (SPEC §3.1, §3.4).
+
+    ``class_valid[c]``: some member of class ``c`` is valid at ``tq`` (the
+    class is in SPEC §3.4's ``rel``); ``class_keys[c]``: the keys of its first
+    triple; ``lookup``: space -> ``(s, r, o)`` -> class.
+    """
+    class_of: dict[tuple[Any, Any, Any], int] = {}
+    class_valid: list[bool] = []
+    class_keys: list[dict[str, tuple[Any, Any, Any]]] = []
+    lookup: ClassLookup = {"id": {}, "label": {}}
+    for g in gold:
+        k = g.keys[primary]
+        c = class_of.get(k)
+        if c is None:
+            c = class_of[k] = len(class_valid)
+            class_valid.append(False)
+            class_keys.append(dict(g.keys))
+        if valid_at(g.t_start, g.t_end, tq):
+            class_valid[c] = True
+        for space, srot in g.keys.items():
+            lookup[space].setdefault(srot, c)
+    return class_valid, class_keys, lookup
+
+
+def match_classes(raw: RawItems, lookup: ClassLookup) -> list[int]:
+    """The gold class of each item (``-1`` for none)."""
+    spaces, srots = raw.spaces, raw.srots
+    if not spaces:
+        return []
+    if spaces[0] == spaces[-1] and len(set(spaces)) == 1:
+        return list(map(lookup[spaces[0]].get, srots, repeat(-1)))
+    return [lookup[sp].get(srot, -1) for sp, srot in zip(spaces, srots, strict=True)]
+
+
+def score_value(score: Any) -> float | None:
+    """An item's score as the tie rules read it (SPEC §3.5): a float, or ``None`` (absent, a boolean, NaN, not a number)."""
+    if score is None or isinstance(score, bool):
+        return None
+    try:
+        value = float(score)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None if value != value else value
+
+
+def _scores(raw: list[Any]) -> list[float]:
+    """Scores as :func:`score_value` reads them, NaN for no score."""
+    if set(map(type, raw)) <= _FLOAT_ONLY:
+        return raw  # a NaN among them already means no score
+    out = []
+    for sc in raw:
+        value = score_value(sc)
+        out.append(float("nan") if value is None else value)
+    return out
+
+
+def read_items(items: Any, kind: str, where: str, spaces: set[str], key: str) -> RawItems:
+    """The items of one question's ``evidence`` (or ``cutoff_ties``, ``kind``) as :class:`RawItems`.
+
+    The common case, a list of dicts in the space the rule picks first with
+    numeric times, is read with C-level ``map`` calls; anything else item by
+    item (:func:`_read_item`), which also raises the errors.
+    """
+    if type(items) is list:
+        if key == "id" or (key == "auto" and "id" in spaces):
+            space, getter = "id", _ID3
+        else:
+            space, getter = "label", _LABEL3
+        try:
+            srots = list(map(getter, items))
+            ts = list(map(_TS, items))
+            te = list(map(_TE, items))
+            plain = set(map(type, ts)) <= _NUMBER_TYPES and set(map(type, te)) <= _NUMBER_TYPES
+            if plain:
+                ts = list(map(float, ts))
+                te = list(map(float, te))
+                scores = _scores([it.get("score") for it in items])
+                if all(type(a) is str for srot in srots for a in srot):
+                    return RawItems([space] * len(items), srots, ts, te, scores)
+        except (KeyError, TypeError, IndexError, OverflowError, AttributeError):
+            pass
+    if items is None or isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise EvidenceError(f"evidence of {where} is {type(items).__name__}; expected an iterable of items")
+    out = RawItems([], [], [], [], [])
+    for pos, item in enumerate(items):
+        space, srot, ts, te, score = _read_item(item, kind, pos, where, spaces, key)
+        out.spaces.append(space)
+        out.srots.append(srot)
+        out.t_start.append(ts)
+        out.t_end.append(te)
+        value = score_value(score)
+        out.scores.append(float("nan") if value is None else value)
+    return out
+
+
+def _read_item(item: Any, kind: str, pos: int, where: str, spaces: set[str], key: str
+               ) -> tuple[str, tuple[Any, Any, Any], float, float, Any]:
     """Normalise one evidence item to ``(space, (s, r, o), t_start, t_end, score)``.
 
     ``kind``/``pos``/``where`` only build the error message (lazily: this runs
-    once per retrieved item).
+    once per item read this way).
     """
     if isinstance(item, Mapping):
         if key != "auto":
@@ -174,9 +309,9 @@ def _raw_item(
             if space not in carried_spaces(item):
                 what = f"{kind} item {pos} of {where}"
                 raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, (key,))}")
-        elif "s_id" in item and "r_id" in item and "o_id" in item and "id" in gold_spaces:
+        elif "s_id" in item and "r_id" in item and "o_id" in item and "id" in spaces:
             space = "id"
-        elif "s" in item and "r" in item and "o" in item and "label" in gold_spaces:
+        elif "s" in item and "r" in item and "o" in item and "label" in spaces:
             space = "label"
         else:
             what = f"{kind} item {pos} of {where}"
@@ -185,135 +320,29 @@ def _raw_item(
                 raise EvidenceError(f"{what} has {_describe_keys(item)}; missing {_missing_space_keys(item, ('label', 'id'))}")
             raise EvidenceError(
                 f"{what} carries the {'/'.join(item_spaces)} space but the gold (S_star) carries "
-                f"{'/'.join(sorted(gold_spaces)) or 'neither'}; no shared key space (give key='label' or key='id' "
+                f"{'/'.join(sorted(spaces)) or 'neither'}; no shared key space (give key='label' or key='id' "
                 "only when both sides carry it)"
             )
         if "t_start" not in item or "t_end" not in item:
             missing = "t_start" if "t_start" not in item else "t_end"
             raise EvidenceError(f"{kind} item {pos} of {where} has no {missing}")
-        names = ID_KEYS if space == "id" else LABEL_KEYS
+        names = SPACE_KEYS[space]
         srot = _srot(item[names[0]], item[names[1]], item[names[2]], lambda: f"{kind} item {pos} of {where}")
-        ts = _to_float(item["t_start"], f"{kind} item {pos} of {where}: t_start") if type(item["t_start"]) is not float else item["t_start"]
-        te = _to_float(item["t_end"], f"{kind} item {pos} of {where}: t_end") if type(item["t_end"]) is not float else item["t_end"]
+        ts = to_float(item["t_start"], f"{kind} item {pos} of {where}: t_start")
+        te = to_float(item["t_end"], f"{kind} item {pos} of {where}: t_end")
         return space, srot, ts, te, item.get("score")
     if isinstance(item, (tuple, list)):
         what = f"{kind} item {pos} of {where}"
         if len(item) != 5:
             raise EvidenceError(f"{what} has {len(item)} fields; expected 5: (s, r, o, t_start, t_end)")
-        if key != "auto":
-            space = key
-        elif "label" in gold_spaces:
-            space = "label"
-        else:
-            space = "id"
+        space = key if key != "auto" else ("label" if "label" in spaces else "id")
         srot = _srot(item[0], item[1], item[2], lambda: what)
-        return space, srot, _to_float(item[3], f"{what}: t_start"), _to_float(item[4], f"{what}: t_end"), None
+        return space, srot, to_float(item[3], f"{what}: t_start"), to_float(item[4], f"{what}: t_end"), None
     raise EvidenceError(
         f"{kind} item {pos} of {where} is {type(item).__name__}; expected a dict or a 5-tuple (s, r, o, t_start, t_end)"
     )
 
 
-def score_value(score: Any) -> float | None:
-    """An item's score as the tie rules read it (SPEC §3.5): a float, or ``None`` (absent, a boolean, not a number)."""
-    if score is None or isinstance(score, bool):
-        return None
-    try:
-        return float(score)
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-def _iter_evidence(evidence: Any, where: str) -> Iterable[Any]:
-    if evidence is None or isinstance(evidence, (str, bytes, Mapping)) or not isinstance(evidence, Iterable):
-        raise EvidenceError(f"evidence of {where} is {type(evidence).__name__}; expected an iterable of items")
-    return evidence
-
-
-def primary_space(used: set[str], key: str, gold_spaces: set[str]) -> str:
-    """The space gold classes are keyed on (SPEC §3.1): the evidence's one space, else ``key``, else ids when the gold has them.
-
-    ``used``: the spaces the evidence items were read in; ``gold_spaces``: the
-    spaces every ``S_star`` triple carries (``{key}`` when a space is forced).
-    """
-    if len(used) == 1:
-        return next(iter(used))
-    if key != "auto":
-        return key
-    return "id" if "id" in gold_spaces else "label"
-
-
-def resolve_question(
-    question: Mapping[str, Any],
-    evidence: Iterable[Any],
-    key: str = "auto",
-    extra: Iterable[Any] = (),
-) -> Resolved:
-    """Match the evidence of one question against its gold chain (SPEC §3.1).
-
-    Parameters
-    ----------
-    question:
-        A benchmark record with ``S_star`` and ``t_query`` (SPEC §1.3).
-    evidence:
-        Any iterable of items, consumed exactly once.
-    key:
-        ``'auto'``, ``'label'`` or ``'id'``.
-    extra:
-        Items ranked after the evidence (``cutoff_ties``, SPEC §3.5), matched the
-        same way but never counted by TRP/CCR.
-    """
-    if key not in KEY_CHOICES:
-        raise EvidenceError(f"unknown key space {key!r}; expected one of {', '.join(KEY_CHOICES)}")
-    if not isinstance(question, Mapping):
-        raise EvidenceError(f"question is {type(question).__name__}; expected a dict record")
-    where = _qname(question)
-    if "t_query" not in question:
-        raise EvidenceError(f"{where} has no t_query field")
-    tq = _to_float(question["t_query"], f"{where}: t_query")
-    gold = gold_triples(question, "S_star", key)
-    gold_spaces = set.intersection(*(set(g.keys) for g in gold)) if gold else {"id", "label"}
-    if not gold_spaces:
-        raise EvidenceError(f"{where}: S_star mixes triples with only labels and triples with only ids")
-    if key != "auto":
-        gold_spaces = {key}
-
-    raw = [_raw_item(it, "evidence", i, where, gold_spaces, key) for i, it in enumerate(_iter_evidence(evidence, where))]
-    raw_extra = [_raw_item(it, "cutoff_ties", i, where, gold_spaces, key) for i, it in enumerate(_iter_evidence(extra, where))]
-
-    primary = primary_space({r[0] for r in raw}, key, gold_spaces)
-
-    # Gold classes: distinct (s, r, o) in the primary space, in S_star order.
-    class_of: dict[tuple[Any, ...], int] = {}
-    class_valid: list[bool] = []
-    class_keys: list[dict[str, tuple[Any, Any, Any]]] = []
-    lookup: dict[str, dict[tuple[Any, ...], int]] = {"id": {}, "label": {}}
-    for g in gold:
-        k = g.keys[primary]
-        if k not in class_of:
-            class_of[k] = len(class_valid)
-            class_valid.append(False)
-            class_keys.append(dict(g.keys))
-        c = class_of[k]
-        if valid_at(g.t_start, g.t_end, tq):
-            class_valid[c] = True
-        for space, srot in g.keys.items():
-            lookup[space].setdefault(srot, c)
-
-    def make(r: tuple[str, tuple[Any, Any, Any], float, float, Any]) -> Item:
-        space, srot, ts, te, score = r
-        return Item(space, srot, ts, te, lookup[space].get(srot, -1), score_value(score))
-
-    return Resolved(
-        qid=question.get("id"),
-        complexity=question.get("complexity"),
-        operator=question.get("operator_type"),
-        tq=tq,
-        items=[make(r) for r in raw],
-        n_gold=len(class_valid),
-        gold_space=primary,
-        class_valid=class_valid,
-        class_keys=class_keys,
-        extra=[make(r) for r in raw_extra],
-        gold=gold,
-        key=key,
-    )
+def has_nan(values: list[float]) -> bool:
+    """Whether a list of floats holds a NaN."""
+    return any(map(isnan, values))

@@ -23,16 +23,21 @@ with the matching item, for replaced hop ``(s*, r*, o*)`` and replacement
 (:func:`comparison_space`: ids when both lists carry them); evidence items are
 then matched in their own key space (SPEC §3.1), the benchmark triple taken in
 that space. The audit (:mod:`eval.audit`) uses the same pair.
+
+:func:`negatives_report` is the kernel: each question's pair as codes of the
+run's :class:`~eval.evidence.EvidenceTable`, every item tested at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from eval.keyspace import GoldTriple, Resolved, gold_triples
+import numpy as np
+
+from eval.evidence import SPACES, EvidenceTable
+from eval.keyspace import GoldTriple, gold_triples
 from tempbench_core.memo import kept_for
-from tempbench_core.schema import valid_at
 
 RATE_NAMES: tuple[str, ...] = (
     "stale_exact",
@@ -111,63 +116,84 @@ def single_pair(gone: list[GoldTriple], new: list[GoldTriple]) -> tuple[GoldTrip
     return gone[0], new[0]
 
 
-def question_indicators(question: Mapping[str, Any], res: Resolved) -> dict[str, bool | None]:
-    """Per rate name: whether the evidence contains a matching item (None if not evaluable)."""
-    tq = res.tq
-    out: dict[str, bool | None] = dict.fromkeys(RATE_NAMES)
-    for kind, (variant, _flag) in TYPES.items():
-        pair = replaced_pair(question, variant, res.key, res.gold or None)
-        if pair is None:
-            continue
-        hop, repl = pair
-        exact = same_a = same_b = False
-        for it in res.items:
-            five = (*it.srot, it.t_start, it.t_end)
-            hop_srot = hop.keys.get(it.space)
-            repl_five = repl.five(it.space)
-            invalid = not valid_at(it.t_start, it.t_end, tq)
-            if repl_five is not None and five == repl_five:
-                exact = True
-            if kind == "stale":
-                if hop_srot is not None and it.srot == hop_srot and invalid:
-                    same_a = True
-                if hop_srot is not None and it.srot[:2] == hop_srot[:2] and invalid:
-                    same_b = True
-            else:
-                if repl_five is not None and it.srot == repl.keys[it.space]:
-                    same_a = True
-                if hop_srot is not None and it.srot[:2] == hop_srot[:2] and it.srot[2] != hop_srot[2]:
-                    same_b = True
-        names = RATE_NAMES[:3] if kind == "stale" else RATE_NAMES[3:]
-        out.update(zip(names, (exact, same_a, same_b), strict=True))
-    return out
+def question_pairs(table: EvidenceTable, i: int) -> dict[str, tuple[GoldTriple, GoldTriple] | None]:
+    """Per negative type, question ``i``'s ``(replaced hop, replacement)``, or None when it is not evaluable.
+
+    They depend on the question and the key option alone: the table's
+    ``shared`` cache keeps them for the next run scored against the same
+    question objects.
+    """
+    question = table.questions[i]
+
+    def make() -> dict[str, tuple[GoldTriple, GoldTriple] | None]:
+        star = table.gold(i)
+        return {kind: replaced_pair(question, variant, table.key, star) for kind, (variant, _) in TYPES.items()}
+
+    return kept_for(table.shared, ("negative pairs", question.get("id"), table.key), question, make)
 
 
-def negatives_report(
-    questions: Sequence[Mapping[str, Any]],
-    resolved: Sequence[Resolved],
-    flags: Mapping[Any, Mapping[str, bool]] | None,
-) -> dict[str, Any]:
-    """Rates ``name -> {rate, n}`` plus the evaluable and functional counts per type.
+def negatives_report(table: EvidenceTable, flags: Mapping[Any, Mapping[str, bool]] | None) -> dict[str, Any]:
+    """Rates ``name -> {rate, n}`` plus the evaluable and functional counts per type (SPEC §3.3).
 
     Returns ``{'rates': ..., 'counts': {type: {'evaluable', 'functional'}},
     'indicators': {name: list of 0/1/None per question}}``; ``rates`` is None
     when no flags were found (SPEC §3.2).
     """
-    indicators = {name: [] for name in RATE_NAMES}
+    n = table.n
+    ev = table.items
+    codes = table.code_of
+    evaluable = {kind: np.zeros(n, dtype=bool) for kind in TYPES}
+    # per question and type: hop and replacement codes per space (-1: the triple lacks that space,
+    # -2: a value no item carries)
+    hop = {kind: np.full((n, 2, 3), -1, dtype=np.int64) for kind in TYPES}
+    rep = {kind: np.full((n, 2, 3), -1, dtype=np.int64) for kind in TYPES}
+    rep_t = {kind: np.zeros((n, 2), dtype=np.float64) for kind in TYPES}
+    for i in range(n):
+        for kind, pair in question_pairs(table, i).items():
+            if pair is None:
+                continue
+            evaluable[kind][i] = True
+            hop_triple, rep_triple = pair
+            for sp, space in enumerate(SPACES):
+                if space in hop_triple.keys:
+                    hop[kind][i, sp] = [codes.get(v, -2) for v in hop_triple.keys[space]]
+                if space in rep_triple.keys:
+                    rep[kind][i, sp] = [codes.get(v, -2) for v in rep_triple.keys[space]]
+            rep_t[kind][i] = (rep_triple.t_start, rep_triple.t_end)
+    valid = table.valid(ev)
+    sp = ev.space.astype(np.int64)
+    q = ev.q
+    found_q: dict[str, np.ndarray] = {}
+    for kind in TYPES:
+        on = evaluable[kind][q]
+        hs, hr, ho = (hop[kind][q, sp, j] for j in range(3))
+        rs, rr, ro = (rep[kind][q, sp, j] for j in range(3))
+        same_triple = (rs != -1) & (ev.s == rs) & (ev.r == rr) & (ev.o == ro)
+        exact = same_triple & (ev.ts == rep_t[kind][q, 0]) & (ev.te == rep_t[kind][q, 1])
+        same_sr = (hs != -1) & (ev.s == hs) & (ev.r == hr)
+        if kind == "stale":
+            found = (exact, same_sr & (ev.o == ho) & ~valid, same_sr & ~valid)
+        else:
+            found = (exact, same_triple, same_sr & (ev.o != ho))
+        for name, mask in zip(_names(kind), found, strict=True):
+            found_q[name] = np.bincount(q[on & mask], minlength=n) > 0
+    indicators: dict[str, list[int | None]] = {name: [] for name in RATE_NAMES}
     counts = {kind: {"evaluable": 0, "functional": 0} for kind in TYPES}
-    for q, res in zip(questions, resolved, strict=True):
-        ind = question_indicators(q, res)
-        flag = (flags or {}).get(q.get("id"), {})
+    for i, question in enumerate(table.questions):
+        flag = (flags or {}).get(question.get("id"), {})
         for kind, (_variant, flag_name) in TYPES.items():
-            names = RATE_NAMES[:3] if kind == "stale" else RATE_NAMES[3:]
-            evaluable = ind[names[0]] is not None
-            functional = evaluable and bool(flag.get(flag_name, False))
-            counts[kind]["evaluable"] += evaluable
+            is_evaluable = bool(evaluable[kind][i])
+            functional = is_evaluable and bool(flag.get(flag_name, False))
+            counts[kind]["evaluable"] += is_evaluable
             counts[kind]["functional"] += functional
-            for name in names:
-                indicators[name].append(int(ind[name]) if functional else None)
+            for name in _names(kind):
+                indicators[name].append(int(found_q[name][i]) if functional else None)
     return negatives_result(indicators, counts, flags is not None)
+
+
+def _names(kind: str) -> tuple[str, ...]:
+    """The rate names of a negative type."""
+    return RATE_NAMES[:3] if kind == "stale" else RATE_NAMES[3:]
 
 
 def negatives_result(indicators: dict[str, list[int | None]], counts: dict[str, dict[str, int]],

@@ -16,8 +16,8 @@ macro-averaged over questions with ``|rel| > 0``; questions with an empty
 
 Two layers, as in ranx: :func:`rank_kernel` works on a numeric matrix of gains
 (binary hits, or hit probabilities for the tie-aware expectation of §3.5, which
-is linear in them), and :func:`rank_metrics` is the typed wrapper from resolved
-questions (hits from :func:`eval.relevance.hit_list`). The metrics are the
+is linear in them), and :func:`rank_metrics` is the typed wrapper over a run's
+:class:`~eval.evidence.EvidenceTable` (hits from :func:`eval.relevance.hit_matrix`). The metrics are the
 declared :data:`eval.measures.RANK_MEASURES`. ``backend='ir_measures'`` computes the same
 quantities with ``ir_measures`` (pytrec_eval) from the TREC form of
 :mod:`eval.trec`; the test suite checks that both agree on thousands of random
@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from eval.keyspace import Resolved
+from eval.evidence import EvidenceTable
 from eval.measures import RANK_MEASURES, Measure
-from eval.relevance import hit_list
+from eval.relevance import hit_matrix
 from eval.trec import trec_run_and_qrels
 from tempbench_core.errors import ConfigError
 
@@ -108,31 +108,25 @@ def macro(values: np.ndarray) -> float | None:
     return float(values[mask].mean()) if mask.any() else None
 
 
-def rank_metrics(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_MEASURES,
+def rank_metrics(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES,
                  backend: str = "kernel") -> dict[str, Any]:
-    """Per-question arrays and macro values of the SPEC §3.4 metrics.
+    """Per-question arrays and macro values of the SPEC §3.4 metrics of a run.
 
     ``backend='kernel'`` (default) uses :func:`rank_kernel`; ``'ir_measures'``
-    computes the per-question values with ``ir_measures`` (pytrec_eval), the
-    same numbers about ten times slower (2.5 s against 0.25 s for 8,710 questions).
+    computes the per-question values with ``ir_measures`` (pytrec_eval) from
+    the TREC form of the same table, the same numbers about ten times slower.
 
     Returns ``{'per_question': {name: array}, 'macro': {name: value},
     'n_rel': array, 'n_evaluated': int, 'n_empty_rel': int}``.
     """
     if backend not in BACKENDS:
         raise ConfigError(f"unknown rank-metric backend {backend!r} (expected kernel or ir_measures)")
-    lists = []
-    n_rel = np.zeros(len(resolved), dtype=np.int64)
-    for i, res in enumerate(resolved):
-        flags, nr = hit_list(res)
-        lists.append(flags)
-        n_rel[i] = nr
+    hits = hit_matrix(table)
     if backend == "ir_measures":
-        per_q = _ir_measures_per_question(resolved, n_rel, measures)
+        per_q = _ir_measures_per_question(table, hits.n_rel, measures)
     else:
-        width = max([m.cutoff or 1 for m in measures] + [len(x) for x in lists])
-        per_q = rank_kernel(to_matrix(lists, width), n_rel, measures)
-    return rank_result(per_q, n_rel)
+        per_q = rank_kernel(hits.gains, hits.n_rel, measures)
+    return rank_result(per_q, hits.n_rel)
 
 
 def rank_result(per_q: dict[str, np.ndarray], n_rel: np.ndarray) -> dict[str, Any]:
@@ -146,7 +140,7 @@ def rank_result(per_q: dict[str, np.ndarray], n_rel: np.ndarray) -> dict[str, An
     }
 
 
-def _ir_measures_per_question(resolved: Sequence[Resolved], n_rel: np.ndarray,
+def _ir_measures_per_question(table: EvidenceTable, n_rel: np.ndarray,
                               measures: Sequence[Measure]) -> dict[str, np.ndarray]:
     """Per-question values from ``ir_measures`` (pytrec_eval backend).
 
@@ -159,11 +153,11 @@ def _ir_measures_per_question(resolved: Sequence[Resolved], n_rel: np.ndarray,
     import ir_measures
     from ir_measures import RR, R, nDCG
 
-    run, qrels = trec_run_and_qrels(resolved)
+    run, qrels = trec_run_and_qrels(table)
     library = {"recall": lambda k: R @ k, "ndcg": lambda k: nDCG @ k, "mrr": lambda _k: RR}
     names = [m.name for m in measures]
     theirs = [library[m.family](m.cutoff) for m in measures]
-    row_of = {str(res.qid): i for i, res in enumerate(resolved)}
+    row_of = {str(q.get("id")): i for i, q in enumerate(table.questions)}
     out = {name: np.where(n_rel > 0, 0.0, np.nan) for name in names}
     qrels_list = [ir_measures.Qrel(q, d, rel) for q, docs in qrels.items() for d, rel in docs.items()]
     run_list = [ir_measures.ScoredDoc(q, d, sc) for q, docs in run.items() for d, sc in docs.items()]
@@ -174,6 +168,7 @@ def _ir_measures_per_question(resolved: Sequence[Resolved], n_rel: np.ndarray,
     return out
 
 
-def rank_metrics_ir_measures(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, float | None]:
+def rank_metrics_ir_measures(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES
+                             ) -> dict[str, float | None]:
     """Macro values of SPEC §3.4 computed by ``ir_measures`` (see :func:`rank_metrics`)."""
-    return rank_metrics(resolved, measures, backend="ir_measures")["macro"]
+    return rank_metrics(table, measures, backend="ir_measures")["macro"]

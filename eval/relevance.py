@@ -2,46 +2,100 @@
 metrics, the tie-aware expectations and the TREC export.
 
 Relevant set ``rel``: the distinct ``S_star`` triples whose own window is valid
-at ``t_query``. The ranked list is the returned evidence deduplicated on the
-whole item ``(s, r, o, t_start, t_end)``, first occurrence kept, so a repeated
-item neither helps nor pushes later items down. Item ``i`` is a hit when its
-triple is in ``rel``, its own window is valid at ``t_query`` and no earlier
-item was a hit for the same triple (a wrong-time copy is not relevant).
+at ``t_query`` (the table's ``class_valid``). The ranked list is the returned
+evidence deduplicated on the whole item ``(s, r, o, t_start, t_end)``, first
+occurrence kept, so a repeated item neither helps nor pushes later items down.
+Item ``i`` is a hit when its triple is in ``rel``, its own window is valid at
+``t_query`` and no earlier item was a hit for the same triple (a wrong-time
+copy is not relevant)::
+
+    gains[q, p] = 1  iff  the p-th item of q's deduplicated list is a hit
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import NamedTuple
 
-from eval.keyspace import Item, Resolved
+import numpy as np
 
-
-def relevant_classes(res: Resolved) -> list[int]:
-    """The gold classes in ``rel``: a member is valid at ``t_query`` (SPEC §3.4)."""
-    return [c for c, valid in enumerate(res.class_valid) if valid]
-
-
-def deduplicated(items: list[Item]) -> list[Item]:
-    """The items without repeats of a whole item, first occurrence kept, in order."""
-    seen: set[tuple[Any, ...]] = set()
-    out = []
-    for it in items:
-        whole = it.whole
-        if whole not in seen:
-            seen.add(whole)
-            out.append(it)
-    return out
+from eval.evidence import EvidenceTable, ItemColumns
+from eval.measures import RANK_MEASURES
 
 
-def hit_list(res: Resolved) -> tuple[list[bool], int]:
-    """Hit indicators of the deduplicated returned list, and ``|rel|`` (SPEC §3.4)."""
-    tq = res.tq
-    rel = set(relevant_classes(res))
-    done: set[int] = set()
-    flags: list[bool] = []
-    for it in deduplicated(res.items):
-        hit = it.cls in rel and it.valid_at(tq) and it.cls not in done
-        if hit:
-            done.add(it.cls)
-        flags.append(hit)
-    return flags, len(rel)
+def _same_as_previous(sorted_key: np.ndarray) -> np.ndarray:
+    """``sorted_key[1:] == sorted_key[:-1]``, NaN equal to NaN (one value, :mod:`eval.keyspace`)."""
+    same = sorted_key[1:] == sorted_key[:-1]
+    if sorted_key.dtype.kind == "f":
+        same |= np.isnan(sorted_key[1:]) & np.isnan(sorted_key[:-1])
+    return same
+
+
+def group_ids(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, firsts)``: an id per element for its group of equal key tuples, numbered in order of first
+    occurrence, and the index of each group's first element (ascending)."""
+    n = len(keys[0])
+    if not n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.lexsort(tuple(reversed(keys)))  # stable: equal keys keep index order
+    new = np.ones(n, dtype=bool)
+    same = np.ones(n - 1, dtype=bool)
+    for k in keys:
+        same &= _same_as_previous(k[order])
+    new[1:] = ~same
+    run = np.cumsum(new) - 1
+    firsts = order[new]
+    rank = np.empty(len(firsts), dtype=np.int64)
+    by_first = np.argsort(firsts, kind="stable")
+    rank[by_first] = np.arange(len(firsts))
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = rank[run]
+    return ids, np.sort(firsts)
+
+
+def whole_keys(items: ItemColumns) -> list[np.ndarray]:
+    """The key of an item's whole item, question first: ``(q, space, s, r, o, t_start, t_end)``."""
+    return [items.q, items.space, items.s, items.r, items.o, items.ts, items.te]
+
+
+class HitMatrix(NamedTuple):
+    """SPEC §3.4's hits: ``gains[q, p]``, ``n_rel[q] = |rel|``, and each item's place in its deduplicated list."""
+
+    gains: np.ndarray
+    n_rel: np.ndarray
+    dedup_pos: np.ndarray  # per evidence item, its position in the deduplicated list (-1: a repeat)
+    hit: np.ndarray  # per evidence item, it is a hit
+
+
+def relevant(table: EvidenceTable, items: ItemColumns) -> np.ndarray:
+    """Per item: a valid copy of a relevant triple (its class is in ``rel`` and its own window is valid)."""
+    rel = np.zeros(len(items), dtype=bool)
+    has = items.gid >= 0
+    rel[has] = table.class_valid[items.gid[has]]
+    return rel & table.valid(items)
+
+
+def hit_matrix(table: EvidenceTable, width: int | None = None) -> HitMatrix:
+    """The hit indicators of every question's deduplicated list (SPEC §3.4), the kernel of this module.
+
+    ``width``: at least this many columns (default: the largest cut-off of
+    :data:`~eval.measures.RANK_MEASURES` and the longest list).
+    """
+    items = table.items
+    n = table.n
+    keep = np.zeros(len(items), dtype=bool)
+    keep[group_ids(whole_keys(items))[1]] = True
+    kept_before = np.concatenate([[0], np.cumsum(keep)])
+    dedup_pos = np.where(keep, kept_before[1:] - 1 - kept_before[items.start[:-1]][items.q], -1)
+    cand = np.flatnonzero(keep & relevant(table, items))
+    hit_idx = cand[group_ids([items.gid[cand]])[1]] if len(cand) else cand
+    hit = np.zeros(len(items), dtype=bool)
+    hit[hit_idx] = True
+    lengths = np.bincount(items.q[keep], minlength=n)
+    kmax = max(m.cutoff or 1 for m in RANK_MEASURES)
+    width = max(kmax, int(lengths.max()) if n else 0, width or 0)
+    gains = np.zeros((n, width), dtype=np.float64)
+    gains[items.q[hit_idx], dedup_pos[hit_idx]] = 1.0
+    n_rel = np.bincount(np.repeat(np.arange(n), table.n_gold), weights=table.class_valid,
+                        minlength=n).astype(np.int64)
+    return HitMatrix(gains, n_rel, dedup_pos, hit)

@@ -14,16 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from eval import columnar
 from eval.answers import answer_rows as make_answer_rows
 from eval.answers import answers_report
 from eval.bootstrap import RatioMetric, bootstrap_ci, mean_metric
-from eval.keyspace import Resolved, resolve_question
+from eval.evidence import EvidenceTable, TablePart, join_parts, resolve
+from eval.key_space_effect import key_space_effect
 from eval.negatives import negatives_report
 from eval.rank import rank_metrics
 from eval.ties import tie_report
-from eval.trp_ccr import aggregate, coverage_by, row_from_resolved
-from tempbench_core.errors import EvidenceError, RunMismatchError
+from eval.trp_ccr import aggregate, coverage_by, rows
+from tempbench_core.errors import RunMismatchError
 from tempbench_core.memory import gc_paused
 from tempbench_core.schema import select_split
 
@@ -32,10 +32,14 @@ BY = ("complexity", "operator")
 
 @dataclass
 class Evaluation:
-    """Everything per question that the metrics and the bootstrap need."""
+    """Everything per question that the metrics and the bootstrap need.
+
+    ``table``: the run resolved against its questions (SPEC §3.1), from which
+    every metric was computed; ``table.question(i)`` is question ``i``'s view.
+    """
 
     questions: list[Mapping[str, Any]]
-    resolved: list[Resolved]
+    table: EvidenceTable
     rows: list[dict[str, Any]]
     missing: int
     outside_split: int
@@ -85,86 +89,77 @@ def evaluate(
     predictions: Mapping[Any, str] | None = None,
     key: str = "auto",
     rank_backend: str = "kernel",
+    shared: dict[Any, Any] | None = None,
 ) -> Evaluation:
-    """Resolve every scored question once and compute all per-question metrics.
+    """Resolve every scored question once (:func:`eval.evidence.resolve`) and compute all per-question metrics.
 
-    The run is resolved into columns (:mod:`eval.columnar`) and every metric is
-    computed over all questions at once; :func:`evaluate_reference` computes
-    the same :class:`Evaluation` question by question (the test suite checks
-    they agree). ``ev.resolved`` gives a question's
-    :class:`~eval.keyspace.Resolved` (:func:`eval.keyspace.resolve_question`'s
-    values) when it is read.
+    Parameters
+    ----------
+    run:
+        ``{question id: record}`` (:func:`tempbench_core.runfile.read_run`).
+    questions:
+        The benchmark (:func:`retriever.load_benchmark`).
+    flags:
+        The functional flags, ``None`` when not found.
+    split:
+        Which questions are scored (SPEC §3.2): ``None`` for the run's own.
+    predictions:
+        ``{question id: answer}`` for the answer metrics (SPEC §3.6).
+    key:
+        SPEC §3.1's key-space option.
+    rank_backend:
+        ``kernel`` or ``ir_measures`` (:func:`eval.rank.rank_metrics`).
+    shared:
+        A cache of what depends on the question alone, kept by a caller
+        scoring several runs of the same question objects.
     """
     chosen, records, missing, outside = select(run, questions, split)
     evidence = [rec.get("evidence", []) if rec is not None else [] for rec in records]
     ties = [(rec.get("cutoff_ties") or []) if rec is not None else [] for rec in records]
     with gc_paused():
-        cols = columnar.resolve_columns(chosen, evidence, ties, key, where=lambda i: _where(run, chosen[i]["id"]))
-        return _evaluate_columns(cols, questions, flags, missing, outside, predictions, rank_backend)
+        table = resolve(chosen, evidence, ties, key, where=lambda i: _where(run, chosen[i]["id"]), shared=shared)
+        return evaluate_table(table, questions, flags, missing, outside, predictions, rank_backend)
 
 
 def evaluate_parts(
-    parts: Sequence[columnar.ColumnsPart],
+    parts: Sequence[TablePart],
     chosen: Sequence[Mapping[str, Any]],
     questions: Sequence[Mapping[str, Any]],
     flags: Mapping[Any, Mapping[str, bool]] | None,
-    predictions: Mapping[Any, str] | None = None,
     shared: dict[Any, Any] | None = None,
 ) -> Evaluation:
-    """:func:`evaluate` (key ``auto``) of a run resolved in parts where it was made (:func:`eval.columnar.columns_part`).
+    """:func:`evaluate` (key ``auto``) of a run resolved in parts where it was made (:func:`eval.evidence.table_part`).
 
     ``chosen``: the scored questions, the parts' questions in order (every
     one with its record: nothing ``missing``); ``questions``: the whole
-    benchmark. The parts must suffice (:func:`eval.columnar.parts_suffice`).
-    The same :class:`Evaluation` as :func:`evaluate` of the run's records.
-    ``shared``: a cache of what depends on the question alone, kept by a
-    caller scoring several runs (:func:`eval.columnar.negatives_report`).
+    benchmark. The parts must carry their other-space readings
+    (:func:`eval.key_space_effect.parts_suffice`).
     """
     with gc_paused():
-        cols = columnar.columns_from_parts(chosen, parts)
-        return _evaluate_columns(cols, questions, flags, 0, 0, predictions, "kernel", parts, shared)
+        table = join_parts(chosen, parts, shared)
+        return evaluate_table(table, questions, flags, parts=parts)
 
 
-def _evaluate_columns(cols: columnar.Columns, questions: Sequence[Mapping[str, Any]],
-                      flags: Mapping[Any, Mapping[str, bool]] | None, missing: int, outside: int,
-                      predictions: Mapping[Any, str] | None, rank_backend: str,
-                      parts: Sequence[columnar.ColumnsPart] | None = None,
-                      shared: dict[Any, Any] | None = None) -> Evaluation:
-    rows = columnar.rows(cols)
-    key_space = columnar.key_space_effect(cols, rows, parts)
-    resolved = _LazyResolved(cols)
+def evaluate_table(table: EvidenceTable, questions: Sequence[Mapping[str, Any]],
+                   flags: Mapping[Any, Mapping[str, bool]] | None, missing: int = 0, outside: int = 0,
+                   predictions: Mapping[Any, str] | None = None, rank_backend: str = "kernel",
+                   parts: Sequence[TablePart] | None = None) -> Evaluation:
+    """Every metric of a resolved run (the kernels of :mod:`eval.trp_ccr`, :mod:`eval.rank`, :mod:`eval.ties`,
+    :mod:`eval.negatives`, :mod:`eval.key_space_effect`)."""
+    row_list = rows(table)
     return Evaluation(
-        questions=list(cols.questions),
-        resolved=resolved,  # type: ignore[arg-type]
-        rows=rows,
+        questions=list(table.questions),
+        table=table,
+        rows=row_list,
         missing=missing,
         outside_split=outside,
-        rank=columnar.rank_metrics(cols) if rank_backend == "kernel" else rank_metrics(resolved, backend=rank_backend),
-        ties=columnar.tie_report(cols),
-        negatives=columnar.negatives_report(cols, flags, shared),
+        rank=rank_metrics(table, backend=rank_backend),
+        ties=tie_report(table),
+        negatives=negatives_report(table, flags),
         flags_found=flags is not None,
-        answer_rows=_answer_rows(questions, cols.questions, predictions),
-        extra={"key_space": key_space},
+        answer_rows=_answer_rows(questions, table.questions, predictions),
+        extra={"key_space": key_space_effect(table, row_list, parts)},
     )
-
-
-class _LazyResolved(Sequence):
-    """``Evaluation.resolved`` of the columnar path: each question resolved when first read."""
-
-    def __init__(self, cols: columnar.Columns) -> None:
-        self._cols = cols
-
-    def __len__(self) -> int:
-        return self._cols.n
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self._cols.resolved(j) for j in range(*i.indices(self._cols.n))]
-        if i < 0:
-            i += self._cols.n
-        if not 0 <= i < self._cols.n:
-            raise IndexError(i)
-        return self._cols.resolved(i)
 
 
 def _answer_rows(questions: Sequence[Mapping[str, Any]], chosen: Sequence[Mapping[str, Any]],
@@ -176,77 +171,6 @@ def _answer_rows(questions: Sequence[Mapping[str, Any]], chosen: Sequence[Mappin
     if unknown:
         raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
     return make_answer_rows(chosen, predictions)
-
-
-def evaluate_reference(
-    run: Mapping[Any, Mapping[str, Any]],
-    questions: Sequence[Mapping[str, Any]],
-    flags: Mapping[Any, Mapping[str, bool]] | None,
-    split: str | None = None,
-    predictions: Mapping[Any, str] | None = None,
-    key: str = "auto",
-    rank_backend: str = "kernel",
-) -> Evaluation:
-    """:func:`evaluate` question by question: :func:`eval.keyspace.resolve_question` and the per-question metrics.
-
-    The reference of the columnar path (slower; the same results).
-    """
-    chosen, records, missing, outside = select(run, questions, split)
-    resolved = []
-    for q, rec in zip(chosen, records, strict=True):
-        evidence = rec.get("evidence", []) if rec is not None else []
-        ties = (rec.get("cutoff_ties") or []) if rec is not None else []
-        try:
-            resolved.append(resolve_question(q, evidence, key, extra=ties))
-        except EvidenceError as exc:
-            raise EvidenceError(f"{_where(run, q['id'])}{exc}") from None
-    rows = [row_from_resolved(r) for r in resolved]
-    key_space = key_space_effect(chosen, records, resolved, rows)
-    return Evaluation(
-        questions=list(chosen),
-        resolved=resolved,
-        rows=rows,
-        missing=missing,
-        outside_split=outside,
-        rank=rank_metrics(resolved, backend=rank_backend),
-        ties=tie_report(resolved),
-        negatives=negatives_report(chosen, resolved, flags),
-        flags_found=flags is not None,
-        answer_rows=_answer_rows(questions, chosen, predictions),
-        extra={"key_space": key_space},
-    )
-
-
-def key_space_effect(
-    questions: Sequence[Mapping[str, Any]],
-    records: Sequence[Mapping[str, Any] | None],
-    resolved: Sequence[Resolved],
-    rows: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
-    """Which key space the questions were matched in, and how many would score otherwise in the other one.
-
-    Matching on ids (the default when both sides carry them, with
-    ``benchmark.jsonl`` merged into the gold) or on labels (what the published
-    scorer does with ``benchmark_labelled.jsonl`` alone) can differ where
-    homonyms occur (SPEC §3.1). Returns ``{"used", "other", "questions_differing"}``:
-    ``used`` is ``"id"``, ``"label"`` or ``"mixed"``; ``questions_differing`` counts
-    the questions whose hits or CCR change when both sides are forced into the
-    other space (``None`` when some item or gold triple does not carry it).
-    """
-    spaces = {r.gold_space for r in resolved if r.items} or {r.gold_space for r in resolved}
-    used = spaces.pop() if len(spaces) == 1 else ("mixed" if spaces else "id")
-    other = {"id": "label", "label": "id"}.get(used)
-    differing = None
-    if other is not None:
-        try:
-            differing = 0
-            for q, rec, row in zip(questions, records, rows, strict=True):
-                evidence = rec.get("evidence", []) if rec is not None else []
-                alt = row_from_resolved(resolve_question(q, evidence, other))
-                differing += (alt["hits"], alt["ccr"]) != (row["hits"], row["ccr"])
-        except EvidenceError:
-            differing = None
-    return {"used": used, "other": other, "questions_differing": differing}
 
 
 def headline_metrics(ev: Evaluation, index: np.ndarray | None = None) -> dict[str, Any]:
@@ -337,7 +261,7 @@ def score_run(
 
 
 def score_parts(
-    parts: Sequence[columnar.ColumnsPart],
+    parts: Sequence[TablePart],
     chosen: Sequence[Mapping[str, Any]],
     questions: Sequence[Mapping[str, Any]],
     flags: Mapping[Any, Mapping[str, bool]] | None,

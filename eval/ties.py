@@ -1,436 +1,178 @@
-"""Tie-aware evaluation (SPEC §3.5): expected, min and max over tie orderings.
+"""Tie-aware evaluation (SPEC §3.5): expected, min and max of every metric over the orderings of equal scores.
 
 The known ranking of a question is its returned evidence followed by its
 ``cutoff_ties``. Every group of equal scores in it is shuffled uniformly and
-independently, then the first ``n_ret`` items are scored. Closed forms, no
-enumeration of permutations:
+independently, then the first ``n_ret`` items are scored (McSherry & Najork,
+"Computing Information Retrieval Performance Measures Efficiently in the
+Presence of Tied Scores", ECIR 2008, for the expectation over tie orderings).
+The closed forms, and why they hold, are in :mod:`eval.tie_forms`.
 
-TRP and CCR (only the cut-off group matters). Let the cut-off group have ``g``
-items, ``m`` of them among the returned ones, ``h`` of them hits (gold triple,
-valid window), and ``A`` hits above the group. The number of group hits that
-land in the top ``n_ret`` is hypergeometric ``X ~ H(g, h, m)``, so::
-
-    E[TRP] = (A + m h / g) / n_ret
-    min    = (A + max(0, m - (g - h))) / n_ret,   max = (A + min(m, h)) / n_ret
-
-CCR = 1 iff every gold triple not already hit above the group (set ``M``) is
-hit by the ``m`` drawn items; with ``c_j`` group hits of triple ``j``, by
-inclusion-exclusion over the multivariate hypergeometric::
-
-    P(CCR = 1) = sum_{J subset M} (-1)^{|J|} C(g - sum_{j in J} c_j, m) / C(g, m)
-
-Rank metrics (every group matters; SPEC §3.4 on the list after shuffle, cut
-at ``n_ret`` and deduplication, in that order). Groups are processed top down on
-the raw known ranking. Groups above the cut-off group are wholly in the list,
-so ``d``, the number of distinct whole items above a group, does not depend on
-the order. In a group (``g`` items, ``cap`` of them above the cut-off, ``cap = g``
-except in the cut-off group) an item is *dead* when its whole item appeared
-above (it never counts); every other whole item is *new*. A *target* triple is
-a relevant triple not hit above with a valid copy in the group: ``T_c`` raw
-valid copies in ``a_c`` distinct whole items; ``r`` targets, ``R = sum T_c``,
-and ``b`` new whole items that are not valid copies of a target. The hit of a
-target is its first valid copy in the shuffled group; its rank after
-deduplication is ``d + 1 + K``, ``K`` the number of distinct new whole items
-before it. By linearity, recall@k and nDCG@k need only ``P(hit at rank i)``,
-the sum over targets of ``P(K = i - d - 1, J < cap)`` with ``J`` the raw offset
-of the first copy. Given ``J = j`` the items in front are a uniform ``j``-subset
-of the ``g - T_c`` others, and one given subset is exactly that prefix with
-probability ``j! T_c (g - j - 1)! / g! = T_c / (g C(g - 1, j))``, so
-(:func:`first_offset_dist`)::
-
-    P(K = kappa, J < cap) = T_c / g * sum_{j < cap} N(j, kappa) / C(g - 1, j)
-    N(j, kappa) = [x^j y^kappa] (1 + x)^dead (1 + x y)^singles prod_{m >= 2} (1 + y ((1 + x)^m - 1))
-
-over the others' new whole items with multiplicity ``m`` (singles: ``m = 1``).
-Without duplicates and one copy per target this is ``1 / g`` at each of the
-first ``cap`` offsets (the fast path: ``P(hit at d + 1 + j) = r / g``). MRR only
-sees the first group with ``r > 0``: the same law with the union of the targets
-(``R`` marked items, the others' new whole items only) gives
-``E[RR] = sum_kappa P(K = kappa, J < cap) / (d + 1 + kappa)``; without
-duplicates ``P(J = j) = C(g - j - 1, R - 1) / C(g, R)``.
-
-Extremes (groups are independent: a group's hits depend only on its own order
-and on ``d``). Max, for every metric at once: one valid copy of each target
-first, hits at ranks ``d + 1 .. d + min(r, cap)``. Min: all non-target items
-first (it never helps to move one below the cut-off, and moving one up only
-pushes ranks down), then each target's hit followed by all its copies (a
-block), so ``r0 = d + b + 1`` is the first hit's rank and ``slots = cap - (g -
-R)`` raw places are left to targets (none: no hit). In a whole group
-(``cap = g``) one order is worst for every metric: blocks in decreasing
-``a_c``, hits at ``r0 + a_(1) + ... + a_(i-1)``; so too when every ``T_c = 1``
-(hits at ``r0 .. r0 + slots - 1``). Otherwise the cut-off group needs a
-per-metric minimum, since fewer hits can mean earlier ones (recall@5 and
-recall@10 can be minimised by different orders): a set ``S`` of complete
-blocks with ``T(S) < slots``, in decreasing ``a``, then one more target ``c``
-with ``T(S) + T_c >= slots``, hits at ``r0 + a(blocks before)``; a dynamic
-programme over targets in decreasing ``a`` with states ``(T(S), a(S))``
-(:func:`_cut_minimum`; polynomial in the group size, at most ``2^r`` states).
-``min RR = 1 / r0`` for the first group with targets (0 when ``slots <= 0``).
-
-Readings (documented choices):
-
-* Groups are runs of consecutive equal scores in rank order. Items without a
-  score (5-lists, evidence files) make the ranking fully known: no ties.
-* Duplicates of a whole item and several valid copies of one relevant triple
-  (other windows) are handled exactly, in SPEC's order (shuffle, cut,
-  deduplicate, then the first valid copy of a triple is its hit). Run files of
-  the reference retriever never contain either (its pool is deduplicated on
-  ``(s, r, o)``, SPEC §2.4); user runs may.
+:func:`tie_report` is the kernel over a run's
+:class:`~eval.evidence.EvidenceTable`. A question whose equal-score groups
+hold no valid copy of a relevant triple in a group of two or more has every
+ordering give its observed rank metrics, and its TRP/CCR extremes follow from
+counts of its cut-off group: those are array operations over all questions.
+The others (about one in six of a reference run) are computed question by
+question with the closed forms, on the same table's arrays.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
-from itertools import combinations
-from math import comb
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from eval.keyspace import Resolved
+from eval.evidence import EvidenceTable
 from eval.measures import RANK_MEASURES, Measure
-from eval.rank import rank_kernel, to_matrix
-from eval.relevance import hit_list
-from eval.trp_ccr import is_hit as _is_hit
-from tempbench_core.schema import valid_at
-
-#: The rank metrics whose expectation is linear in the hit probabilities.
-ADDITIVE = ("recall", "ndcg")
+from eval.rank import rank_kernel
+from eval.relevance import group_ids, hit_matrix, relevant, whole_keys
+from eval.tie_forms import ADDITIVE, rank_tie_vectors, trp_ccr_closed
+from eval.trp_ccr import trp_ccr_arrays
 
 
-def cutoff_group(res: Resolved) -> tuple[list[int], int]:
-    """Indices of returned items in the cut-off group, and the number of ``cutoff_ties``.
-
-    The group is the returned items with the k-th (last returned) score plus
-    ``cutoff_ties`` (SPEC §6.1). Without scores there is no group.
-    """
-    if not res.items or res.items[-1].score is None or any(it.score is None for it in res.items):
-        return [], 0
-    last = res.items[-1].score
-    members = [i for i, it in enumerate(res.items) if it.score == last]
-    return members, len(res.extra)
-
-
-def trp_ccr_ties(res: Resolved) -> dict[str, tuple[float, float, float, float] | None]:
-    """``(observed, expected, min, max)`` of TRP (None when ``n_ret == 0``) and CCR."""
-    tq = res.tq
-    n_ret = len(res.items)
-    hits = [_is_hit(it, tq) for it in res.items]
-    observed_ccr = float(res.n_gold > 0 and len({it.cls for it, h in zip(res.items, hits, strict=True) if h}) == res.n_gold)
-    if n_ret == 0:
-        return {"TRP": None, "CCR": (observed_ccr, observed_ccr, observed_ccr, observed_ccr)}
-    members, n_extra = cutoff_group(res)
-    if not members:
-        members, n_extra = [n_ret - 1], 0  # an exactly known order: a group of one changes nothing
-    in_group = set(members)
-    extra_hits = [_is_hit(it, tq) for it in res.extra]
-    above = sum(h for i, h in enumerate(hits) if i not in in_group)
-    m = len(members)
-    g = m + n_extra
-    h = sum(hits[i] for i in members) + sum(extra_hits)
-    trp_obs = sum(hits) / n_ret
-    trp = (trp_obs, (above + m * h / g) / n_ret, (above + max(0, m - (g - h))) / n_ret, (above + min(m, h)) / n_ret)
-
-    if res.n_gold == 0:
-        return {"TRP": trp, "CCR": (0.0, 0.0, 0.0, 0.0)}
-    covered = {res.items[i].cls for i in range(n_ret) if hits[i] and i not in in_group}
-    missing = [c for c in range(res.n_gold) if c not in covered]
-    counts = dict.fromkeys(missing, 0)
-    for it in [res.items[i] for i in members] + list(res.extra):
-        if _is_hit(it, tq) and it.cls in counts:
-            counts[it.cls] += 1
-    p = chain_probability(g, m, [counts[j] for j in missing])
-    ccr = (observed_ccr, float(p), 1.0 if p == 1 else 0.0, 1.0 if p > 0 else 0.0)
-    return {"TRP": trp, "CCR": ccr}
-
-
-def chain_probability(g: int, m: int, counts: Sequence[int]) -> Fraction:
-    """P(CCR = 1): ``m`` of a group of ``g`` drawn, each missing triple ``j`` hit by ``counts[j]`` group items.
-
-    Inclusion-exclusion over the multivariate hypergeometric (module docstring);
-    0 when a missing triple has no hit in the group or more triples are missing
-    than items drawn.
-    """
-    if any(v == 0 for v in counts) or len(counts) > m:
-        return Fraction(0)
-    total = comb(g, m)
-    acc = 0
-    for size in range(len(counts) + 1):
-        for subset in combinations(counts, size):
-            acc += (-1) ** size * comb(g - sum(subset), m)
-    return Fraction(acc, total)
-
-
-def _groups(scores: Sequence[float | None], limit: int) -> list[tuple[int, int]]:
-    """``(start, size)`` of runs of equal scores starting before ``limit``; singletons when a score is missing."""
-    if None in scores:
-        return [(i, 1) for i in range(min(limit, len(scores)))]
-    out: list[tuple[int, int]] = []
-    n = len(scores)
-    i = 0
-    while i < limit:
-        j = i + 1
-        s = scores[i]
-        while j < n and scores[j] == s:
-            j += 1
-        out.append((i, j - i))
-        i = j
-    return out
-
-
-def first_offset_dist(g: int, t: int, cap: int, dead: int, mults: Sequence[int]) -> list[float]:
-    """Distribution of the deduplicated offset of the first of ``t`` marked items in a shuffled group.
-
-    A group of ``g`` items is shuffled uniformly: ``t`` marked items, ``dead``
-    items whose whole item already appeared above the group, and the others,
-    which form distinct new whole items with multiplicities ``mults``. Returns
-    ``q`` with ``q[kappa] = P(J < cap and K = kappa)``, where ``J`` is the raw
-    offset of the first marked item and ``K`` the number of distinct new whole
-    items before it (its offset after deduplication)::
-
-        q[kappa] = t / g * sum_{j < cap} N(j, kappa) / C(g - 1, j)
-
-    where ``N(j, kappa)`` is the coefficient of ``x^j y^kappa`` in
-    ``(1 + x)^dead (1 + x y)^singles prod_{m >= 2} (1 + y ((1 + x)^m - 1))``, the
-    number of ``j``-subsets of the unmarked items showing ``kappa`` whole items,
-    and ``t / (g C(g - 1, j)) = j! t (g - j - 1)! / g!`` is the probability that one
-    given ``j``-subset is exactly what precedes the first marked item. Computed
-    in exact integers over the common denominator ``g!`` (one correctly rounded
-    division per ``kappa``), in ``O(cap * dead + |P| * singles)`` big-integer
-    operations, ``|P|`` the number of terms of the product over ``m >= 2``.
-    """
-    singles = 0
-    poly: dict[tuple[int, int], int] = {(0, 0): 1}
-    for m in mults:
-        if m == 1:
-            singles += 1
-            continue
-        grown: dict[tuple[int, int], int] = {}
-        for (j, k), n in poly.items():
-            grown[(j, k)] = grown.get((j, k), 0) + n
-            for u in range(1, m + 1):
-                grown[(j + u, k + 1)] = grown.get((j + u, k + 1), 0) + n * comb(m, u)
-        poly = grown
-    top = min(cap, g - t + 1)  # j runs over 0 .. g - t, and only j < cap is in the list
-    if top <= 0:
-        return [0.0] * (len(mults) + 1)
-    # exact integers over the common denominator g!: 1 / C(g - 1, j) = j! (g - 1 - j)! / (g - 1)!
-    fact = [1] * g
-    for i in range(1, g):
-        fact[i] = fact[i - 1] * i
-    weight = [fact[j] * fact[g - 1 - j] for j in range(top)]
-    # the dead items only shift j: fold them in once, h[e] = sum_i C(dead, i) weight[e + i]
-    c_dead = [comb(dead, i) for i in range(min(dead, top - 1) + 1)]
-    h = [sum(c * weight[e + i] for i, c in enumerate(c_dead[:top - e])) for e in range(top)]
-    c_single = [comb(singles, i) for i in range(min(singles, top - 1) + 1)]
-    acc = [0] * (len(mults) + 1)
-    for (j2, k2), n in poly.items():
-        for k1, c in enumerate(c_single[:max(0, top - j2)]):
-            acc[k2 + k1] += n * c * h[j2 + k1]
-    denom = fact[g - 1] * g
-    return [t * x / denom for x in acc]  # one correctly rounded division per offset
-
-
-def _metric_gains(rank: int, n_rel: int, additive: Sequence[Measure]) -> np.ndarray:
-    """Contribution of one hit at 1-based ``rank`` to each additive measure (as :func:`rank_kernel`)."""
-    disc = 1.0 / np.log2(rank + 1.0)
-    kmax = max(m.cutoff for m in additive)
-    ideal = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, kmax + 2, dtype=np.float64)))])
-    inside = np.array([rank <= m.cutoff for m in additive], dtype=np.float64)
-    recall = np.array([m.family == "recall" for m in additive])
-    idcg = np.array([ideal[min(n_rel, m.cutoff)] for m in additive])
-    return np.where(recall, inside / n_rel, inside * disc / idcg)
-
-
-def _cut_minimum(classes: Sequence[tuple[int, int]], slots: int, r0: int, n_rel: int,
-                 additive: Sequence[Measure]) -> np.ndarray:
-    """Per-measure minimum contribution of a partial cut-off group (the additive measures).
-
-    ``classes`` holds ``(a, T)`` per relevant triple of the group (distinct
-    valid whole items, raw copies); ``slots`` raw places of the list are left to
-    them once every other item of the group sits in front; ``r0`` is the rank of
-    the first of them. A worst ordering is a run of complete blocks (a triple's
-    hit, then all its copies) over a set ``S`` with ``T(S) < slots``, then the hit
-    of one more triple ``c`` with ``T(S) + T_c >= slots``, the blocks in decreasing
-    ``a``; hits sit at ``r0 + a(earlier blocks)``. Dynamic programme over triples in
-    decreasing ``a`` with states ``(T(S), a(S))``, metric by metric.
-    """
-    width = len(additive)
-    best = np.full(width, np.inf)
-    for last in range(len(classes)):
-        t_last = classes[last][1]
-        others = sorted((cl for i, cl in enumerate(classes) if i != last), reverse=True)
-        states: dict[tuple[int, int], np.ndarray] = {(0, 0): np.zeros(width)}
-        for a, t in others:
-            for (ts, as_), cost in list(states.items()):
-                if ts + t < slots:
-                    key = (ts + t, as_ + a)
-                    val = cost + _metric_gains(r0 + as_, n_rel, additive)
-                    states[key] = np.minimum(states[key], val) if key in states else val
-        for (ts, as_), cost in states.items():
-            if ts + t_last >= slots:
-                best = np.minimum(best, cost + _metric_gains(r0 + as_, n_rel, additive))
-    return best
-
-
-class RankTies(NamedTuple):
-    """Tie-aware pieces of one question's rank metrics (0-based positions of the deduplicated list).
-
-    ``prob[p]``: probability of a hit at position ``p`` (recall@k and nDCG@k
-    are linear in it); ``best``: hits of an ordering maximising every metric;
-    ``worst``: hits of an ordering minimising every metric, except the cut-off
-    group when ``cut_min`` is set (its per-metric minimum contribution to
-    recall@k then nDCG@k, added to the metrics of ``worst``); ``e_rr`` and
-    ``min_rr``: expected and minimum reciprocal rank; ``n_rel = |rel|``.
-    """
-
-    prob: list[float]
-    best: list[float]
-    worst: list[float]
-    cut_min: np.ndarray | None
-    e_rr: float
-    min_rr: float
-    n_rel: int
-
-
-def rank_tie_vectors(res: Resolved, measures: Sequence[Measure] = RANK_MEASURES) -> RankTies:
-    """Expected, best and worst hit vectors of SPEC §3.4 over the orderings of SPEC §3.5.
-
-    Works group by group on the raw known ranking (evidence then
-    ``cutoff_ties``), as SPEC orders it: shuffle, cut at ``n_ret``, deduplicate,
-    then hits. See the module docstring for the formulas.
-    """
-    tq = res.tq
-    rel = res.class_valid
-    n_rel = sum(rel)
-    known = list(res.items) + list(res.extra)
-    n_ret = len(res.items)
-    prob = [0.0] * n_ret
-    best = [0.0] * n_ret
-    worst = [0.0] * n_ret
-    cut_min = None
-    e_rr = min_rr = 0.0
-    first = True
-    # it[:4] = (space, srot, t_start, t_end): the whole item, as a cheap C-level slice
-    keys = [it[:4] for it in known]
-    # triple index of items that are valid copies of a relevant triple, else -1
-    vr = [c if c >= 0 and rel[c] and valid_at(ts, te, tq) else -1 for _, _, ts, te, c, _ in known]
-    seen: set[tuple[Any, ...]] = set()  # whole items above the current group
-    done: set[int] = set()  # triples hit above the current group
-    d = 0  # distinct whole items above the current group
-    for start, size in _groups([it.score for it in known], n_ret):
-        end = start + size
-        if max(vr[start:end]) < 0:  # nothing relevant here: only count new whole items
-            if size == 1:
-                w = keys[start]
-                if w not in seen:
-                    seen.add(w)
-                    d += 1
-            else:
-                new = set(keys[start:end]) - seen
-                seen |= new
-                d += len(new)
-            continue
-        cap = min(size, n_ret - start)
-        counts: dict[tuple[Any, ...], int] = {}
-        dead = 0
-        targets: dict[int, set[tuple[Any, ...]]] = {}
-        for i in range(start, end):
-            w = keys[i]
-            if w in seen:
-                dead += 1  # its triple, if relevant, was hit above already
-                continue
-            counts[w] = counts.get(w, 0) + 1
-            c = vr[i]
-            if c >= 0 and c not in done:
-                targets.setdefault(c, set()).add(w)
-        n_new = len(counts)
-        r = len(targets)
-        if r:
-            t_of = [sum(counts[w] for w in ws) for ws in targets.values()]
-            a_of = [len(ws) for ws in targets.values()]
-            total = sum(t_of)
-            b = n_new - sum(a_of)  # distinct new whole items that are not relevant here
-            for p in range(d, d + min(r, cap)):
-                best[p] = 1.0
-            if dead == 0 and total == r and n_new == size:
-                # all items distinct, one copy per triple: each position equally likely
-                share = r / size
-                for p in range(d, d + cap):
-                    prob[p] += share
-                if first:
-                    for j in range(min(size - r + 1, cap)):
-                        e_rr += comb(size - j - 1, r - 1) / comb(size, r) / (d + j + 1)
-            else:
-                for ws, t in zip(targets.values(), t_of, strict=True):
-                    mults = [m for w, m in counts.items() if w not in ws]
-                    for k, q in enumerate(first_offset_dist(size, t, cap, dead, mults)[:cap]):
-                        prob[d + k] += q
-                if first:
-                    tw = set().union(*targets.values())
-                    junk = [m for w, m in counts.items() if w not in tw]
-                    for k, q in enumerate(first_offset_dist(size, total, cap, dead, junk)[:cap]):
-                        e_rr += q / (d + k + 1)
-            slots = cap - (size - total)  # raw places left to relevant items once all others come first
-            if first:
-                min_rr = 1.0 / (d + b + 1) if slots > 0 else 0.0
-            if cap >= size or total == r:
-                # one ordering is worst for every metric: others first, then blocks in decreasing a
-                pos = d + b
-                for a in sorted(a_of, reverse=True)[:max(0, min(r, slots))]:
-                    worst[pos] = 1.0
-                    pos += a
-            elif slots > 0:
-                additive = [m for m in measures if m.family in ADDITIVE]
-                cut_min = _cut_minimum(list(zip(a_of, t_of, strict=True)), slots, d + b + 1, n_rel, additive)
-            first = False
-            done.update(targets)
-        seen.update(counts)
-        d += n_new
-    return RankTies(prob, best, worst, cut_min, e_rr, min_rr, n_rel)
-
-
-def tie_report(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, Any]:
-    """Per-question arrays and macro ``{observed, expected, min, max, bias}`` per metric.
+def tie_report(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, Any]:
+    """Per-question arrays and macro ``{observed, expected, min, max, bias}`` per metric (SPEC §3.5).
 
     TRP is macro over questions with ``n_ret > 0`` (0.0 when there is none, as
     ``TRP_macro``), CCR over all, rank metrics over questions with a non-empty
     ``rel`` (like the metrics themselves; None when there is none).
     """
-    n = len(resolved)
+    n = table.n
+    ev, ex = table.items, table.extra
+    n_ret = np.diff(ev.start)
+    ev_hit = table.hits(ev)
+    ex_hit = table.hits(ex)
+    gains, n_rel, _, _ = hit_matrix(table, width=int(n_ret.max()) if n else 0)
+    hard = np.zeros(n, dtype=bool)
+
+    # -- TRP and CCR: the cut-off group is the returned items with the last score, plus every cut-off
+    # tie; without a score on every returned item the order is known (the last item alone)
+    last = ev.start[1:] - 1
+    has_ret = n_ret > 0
+    scored = np.ones(n, dtype=bool)
+    np.logical_and.at(scored, ev.q, ev.has_score)
+    grouped = has_ret & scored
+    last_score = np.where(has_ret, ev.score[np.maximum(last, 0)] if len(ev) else 0.0, np.nan)
+    member = np.where(grouped[ev.q], ev.score == last_score[ev.q], np.arange(len(ev)) == last[ev.q])
+    in_group_extra = grouped[ex.q]
+    m = np.bincount(ev.q[member], minlength=n)
+    g = m + np.bincount(ex.q[in_group_extra], minlength=n)
+    group_hit = np.bincount(ev.q[member & ev_hit], minlength=n)
+    h = group_hit + np.bincount(ex.q[ex_hit & in_group_extra], minlength=n)
+    hits = np.bincount(ev.q[ev_hit], minlength=n)
+    above = hits - group_hit
+    safe_ret = np.where(has_ret, n_ret, 1)
+    safe_g = np.where(g > 0, g, 1)
     trp = np.full((n, 4), np.nan)
-    ccr = np.zeros((n, 4))
-    probs, bests, worsts, obs_lists = [], [], [], []
-    err = np.zeros(n)
-    min_rr = np.zeros(n)
-    n_rel = np.zeros(n, dtype=np.int64)
+    trp[:, 0] = hits / safe_ret
+    trp[:, 1] = (above + (m * h) / safe_g) / safe_ret
+    trp[:, 2] = (above + np.maximum(0, m - (g - h))) / safe_ret
+    trp[:, 3] = (above + np.minimum(m, h)) / safe_ret
+    trp[~has_ret] = np.nan
+    # CCR: the gold classes not hit above the group must all be hit by the m items drawn
+    covered = np.zeros(len(table.class_valid), dtype=bool)
+    covered[ev.gid[ev_hit & ~member]] = True
+    group_hits = np.bincount(np.concatenate([ev.gid[ev_hit & member], ex.gid[ex_hit & in_group_extra]]),
+                             minlength=len(table.class_valid))
+    cls_q = np.repeat(np.arange(n), table.n_gold)
+    n_missing = np.bincount(cls_q[~covered], minlength=n)
+    unhittable = np.bincount(cls_q[~covered & (group_hits == 0)], minlength=n) > 0
+    _, _, ccr_obs = trp_ccr_arrays(table)
+    p = np.where(n_missing == 0, 1.0, 0.0)
+    # a chance between 0 and 1: inclusion-exclusion, question by question
+    chance = (table.n_gold > 0) & (n_missing > 0) & ~unhittable & (n_missing <= m)
+    ccr = np.stack([ccr_obs.astype(np.float64), p, p, p], axis=1)
+    ccr[table.n_gold == 0] = 0.0
+
+    # -- rank metrics: a group of two or more holding a valid copy of a relevant triple needs the closed forms
+    known_q = np.concatenate([ev.q, ex.q])
+    order = np.lexsort((np.concatenate([ev.pos, ex.pos]), np.concatenate([np.zeros(len(ev)), np.ones(len(ex))]), known_q))
+    kq = known_q[order]
+    kscore = np.concatenate([ev.score, ex.score])[order]
+    kpos = np.concatenate([ev.pos, n_ret[ex.q] + ex.pos])[order]
+    k_rel = np.concatenate([relevant(table, ev), relevant(table, ex)])[order]
+    all_scored = np.ones(n, dtype=bool)
+    np.logical_and.at(all_scored, kq, np.concatenate([ev.has_score, ex.has_score])[order])
+    same_prev = np.zeros(len(order), dtype=bool)
+    if len(order):
+        same_prev[1:] = (kq[1:] == kq[:-1]) & (kscore[1:] == kscore[:-1])
+    group = np.cumsum(~same_prev) - 1
+    n_groups = int(group[-1]) + 1 if len(order) else 0
+    size = np.bincount(group, minlength=n_groups)
+    starts = np.flatnonzero(~same_prev)
+    begins_inside = kpos[starts] < n_ret[kq[starts]]
+    rel_in_group = np.bincount(group[k_rel], minlength=n_groups) > 0
+    needs = begins_inside & (size > 1) & rel_in_group & all_scored[kq[starts]]
+    hard[np.unique(kq[starts[needs]])] = True
+
+    # observed = expected = min = max for the others; the first hit's rank gives RR
+    first_hit = np.argmax(gains > 0, axis=1)
+    any_hit = (gains > 0).any(axis=1)
+    rr = np.where(any_hit, 1.0 / (first_hit + 1), 0.0)
+    prob, best, worst = gains.copy(), gains.copy(), gains.copy()
+    err, min_rr = rr.copy(), rr.copy()
     cut_min: list[tuple[int, np.ndarray]] = []
-    for i, res in enumerate(resolved):
-        tc = trp_ccr_ties(res)
-        if tc["TRP"] is not None:
-            trp[i] = tc["TRP"]
-        ccr[i] = tc["CCR"]
-        rt = rank_tie_vectors(res, measures)
-        probs.append(rt.prob)
-        bests.append(rt.best)
-        worsts.append(rt.worst)
-        err[i] = rt.e_rr
-        min_rr[i] = rt.min_rr
-        n_rel[i] = rt.n_rel
+    width = gains.shape[1]
+    closed = _ClosedForms(table, member, ev_hit, ex_hit, in_group_extra, k_rel, order)
+    for i in np.flatnonzero(chance | hard).tolist():
+        if chance[i]:
+            trp_i, ccr[i] = closed.trp_ccr(i)
+            trp[i] = np.nan if trp_i is None else trp_i
+        if not hard[i]:
+            continue
+        rt = closed.rank(i, measures)
+        for target, values in ((prob, rt.prob), (best, rt.best), (worst, rt.worst)):
+            target[i] = 0.0
+            target[i, :min(len(values), width)] = values[:width]
+        err[i], min_rr[i] = rt.e_rr, rt.min_rr
         if rt.cut_min is not None:
             cut_min.append((i, rt.cut_min))
-        obs_lists.append(hit_list(res)[0])
-    width = max([m.cutoff or 1 for m in measures] + [len(p) for p in probs])
-    return tie_summary(trp, ccr, to_matrix(obs_lists, width), to_matrix(probs, width), to_matrix(bests, width),
-                       to_matrix(worsts, width), err, min_rr, n_rel, cut_min, measures)
+    return tie_summary(trp, ccr, gains, prob, best, worst, err, min_rr, n_rel, cut_min, measures)
+
+
+class _ClosedForms:
+    """The per-question inputs of :mod:`eval.tie_forms`, read from the table's arrays."""
+
+    def __init__(self, table: EvidenceTable, member: np.ndarray, ev_hit: np.ndarray, ex_hit: np.ndarray,
+                 in_group_extra: np.ndarray, k_rel: np.ndarray, order: np.ndarray) -> None:
+        self.table = table
+        ev, ex = table.items, table.extra
+        self.member, self.ev_hit, self.ex_hit, self.in_group_extra = member, ev_hit, ex_hit, in_group_extra
+        # the whole item of every known item (evidence, then cut-off ties), and the valid relevant copies' classes
+        keys = [np.concatenate([a, b]) for a, b in zip(whole_keys(ev), whole_keys(ex), strict=True)]
+        whole = group_ids(keys)[0]
+        cls = np.concatenate([ev.cls, ex.cls])
+        vr = np.where(np.concatenate([relevant(table, ev), relevant(table, ex)]), cls, -1)
+        self.known_start = np.concatenate([[0], np.cumsum(ev.counts + ex.counts)]).astype(np.int64)
+        self.k_whole, self.k_vr = whole[order], vr[order]
+        self.k_score = np.concatenate([ev.score, ex.score])[order]
+
+    def trp_ccr(self, i: int) -> tuple[Any, Any]:
+        table = self.table
+        ev, ex = table.items, table.extra
+        lo, hi = int(ev.start[i]), int(ev.start[i + 1])
+        xlo, xhi = int(ex.start[i]), int(ex.start[i + 1])
+        grouped = self.in_group_extra[xlo:xhi]
+        return trp_ccr_closed(self.ev_hit[lo:hi].tolist(), ev.cls[lo:hi].tolist(),
+                              np.flatnonzero(self.member[lo:hi]).tolist(), self.ex_hit[xlo:xhi][grouped].tolist(),
+                              ex.cls[xlo:xhi][grouped].tolist(), int(table.n_gold[i]))
+
+    def rank(self, i: int, measures: Sequence[Measure]) -> Any:
+        table = self.table
+        lo, hi = int(self.known_start[i]), int(self.known_start[i + 1])
+        scores = self.k_score[lo:hi].tolist()
+        scores = [None if sc != sc else sc for sc in scores]
+        c_lo, c_hi = int(table.cls_start[i]), int(table.cls_start[i + 1])
+        return rank_tie_vectors(self.k_whole[lo:hi].tolist(), self.k_vr[lo:hi].tolist(), scores,
+                                int(table.items.counts[i]), int(table.class_valid[c_lo:c_hi].sum()), measures)
 
 
 def tie_summary(trp: np.ndarray, ccr: np.ndarray, observed_gains: np.ndarray, expected_gains: np.ndarray,
                 best_gains: np.ndarray, worst_gains: np.ndarray, err: np.ndarray, min_rr: np.ndarray,
                 n_rel: np.ndarray, cut_min: Sequence[tuple[int, np.ndarray]],
                 measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, Any]:
-    """The :func:`tie_report` object from per-question pieces (shared with :mod:`eval.columnar`).
+    """The :func:`tie_report` object from per-question pieces .
 
     ``trp``/``ccr``: ``(n, 4)`` observed, expected, min, max (TRP NaN when
     ``n_ret == 0``); the gain matrices: observed hits, hit probabilities, best

@@ -79,8 +79,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from eval.keyspace import Item, Resolved, resolve_question
-from eval.relevance import deduplicated, hit_list, relevant_classes
+import numpy as np
+
+from eval.evidence import SPACES, EvidenceTable, Item, Resolved, resolve
+from eval.relevance import hit_matrix
 from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
 from tempbench_core.schema import format_span, format_year, valid_at
@@ -220,7 +222,7 @@ def relevant_docids(res: Resolved, space: str | None = None) -> dict[int, str]:
     space = space or res.gold_space
     primary = res.gold_space
     out: dict[int, str] = {}
-    for c in relevant_classes(res):
+    for c in (c for c, valid in enumerate(res.class_valid) if valid):
         keys = res.class_keys[c]
         if space not in keys:
             raise EvidenceError(f"question {res.qid!r}: gold triple {keys[primary]!r} carries no {space} keys")
@@ -245,11 +247,15 @@ class QuestionRun:
     renamed: int = 0  # hits written under their triple's qrels id
 
 
-def question_run(res: Resolved, space: str | None = None) -> QuestionRun:
-    """The documents of one question in returned order (module docstring: SPEC §3.4 rules)."""
+def question_run(res: Resolved, kept: Sequence[bool], hits: Sequence[bool], space: str | None = None) -> QuestionRun:
+    """The documents of one question in returned order (module docstring: SPEC §3.4 rules).
+
+    ``kept``: per returned item, not a repeat of an earlier whole item;
+    ``hits``: per returned item, a SPEC §3.4 hit (:func:`eval.relevance.hit_matrix`).
+    """
     space = space or res.gold_space
-    items = deduplicated(res.items)
-    flags, _ = hit_list(res)
+    items = [it for it, keep in zip(res.items, kept, strict=True) if keep]
+    flags = [hit for hit, keep in zip(hits, kept, strict=True) if keep]
     ids = [item_docid(it, space) for it in items]
     renamed = 0
     if any(flags):
@@ -270,10 +276,24 @@ def question_run(res: Resolved, space: str | None = None) -> QuestionRun:
         if doc in seen:
             raise EvidenceError(
                 f"question {res.qid!r}: evidence items {items[seen[doc]].whole!r} and {items[i].whole!r} would share the "
-                f"TREC document id {doc!r} (s/r/o values that are not strings, or times that are NaN?)"
+                f"TREC document id {doc!r} (s/r/o values that are not strings?)"
             )
         seen[doc] = i
     return QuestionRun(ids, hits=sum(flags), left_out=len(res.items) - len(items), renamed=renamed)
+
+
+def question_runs(table: EvidenceTable, space: str | None = None) -> list[tuple[Resolved, QuestionRun]]:
+    """Every question of a run with its written list (:func:`question_run`), in question order."""
+    matrix = hit_matrix(table)
+    kept = (matrix.dedup_pos >= 0).tolist()
+    hits = matrix.hit.tolist()
+    start = table.items.start.tolist()
+    out = []
+    for i in range(table.n):
+        res = table.question(i)
+        lo, hi = start[i], start[i + 1]
+        out.append((res, question_run(res, kept[lo:hi], hits[lo:hi], space)))
+    return out
 
 
 def scored(docs: Sequence[str]) -> dict[str, float]:
@@ -282,9 +302,9 @@ def scored(docs: Sequence[str]) -> dict[str, float]:
     return {doc: float(length - i) for i, doc in enumerate(docs)}
 
 
-def trec_run_and_qrels(resolved: Sequence[Resolved], space: str | None = None
+def trec_run_and_qrels(table: EvidenceTable, space: str | None = None
                        ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
-    """``(run, qrels)`` as nested dicts ``qid -> docid -> score / relevance``.
+    """``(run, qrels)`` of a run as nested dicts ``qid -> docid -> score / relevance``.
 
     ``space`` is the document space of every question (default: each
     question's own key space). A question without returned items has no run
@@ -292,14 +312,13 @@ def trec_run_and_qrels(resolved: Sequence[Resolved], space: str | None = None
     """
     run: dict[str, dict[str, float]] = {}
     qrels: dict[str, dict[str, int]] = {}
-    for res in resolved:
+    for res, written in question_runs(table, space):
         qid = str(res.qid)
         rel = question_qrels(res, space)
         if rel:
             qrels[qid] = rel
-        docs = question_run(res, space).docs
-        if docs:
-            run[qid] = scored(docs)
+        if written.docs:
+            run[qid] = scored(written.docs)
     return run, qrels
 
 
@@ -328,7 +347,7 @@ def is_token(text: str) -> bool:
     return bool(text) and text.split() == [text]
 
 
-def document_space(runs: Sequence[Sequence[Resolved]], key: str = "auto") -> str:
+def document_space(runs: Sequence[EvidenceTable], key: str = "auto") -> str:
     """The one key space of every document id of an export (SPEC §3.1).
 
     ``key='id'``/``'label'`` forces it. Under ``'auto'`` it is the space the
@@ -339,10 +358,10 @@ def document_space(runs: Sequence[Sequence[Resolved]], key: str = "auto") -> str
     if key in ("id", "label"):
         return key
     count = {"id": 0, "label": 0}
-    for resolved in runs:
-        for res in resolved:
-            for it in res.items:
-                count[it.space] += 1
+    for table in runs:
+        by_space = np.bincount(table.items.space.astype(np.int64), minlength=2)
+        for code, name in enumerate(SPACES):
+            count[name] += int(by_space[code])
     if count["id"] and count["label"]:
         raise EvidenceError(
             f"the runs compare {count['id']} evidence items on ids and {count['label']} on labels (SPEC §3.1 key='auto'); "
@@ -350,7 +369,7 @@ def document_space(runs: Sequence[Sequence[Resolved]], key: str = "auto") -> str
         )
     if count["id"] or count["label"]:
         return "id" if count["id"] else "label"
-    gold_ids = all("id" in g.keys for resolved in runs for res in resolved for g in res.gold)
+    gold_ids = all("id" in g.keys for table in runs for i in range(table.n) for g in table.gold(i))
     return "id" if gold_ids else "label"
 
 
@@ -366,7 +385,7 @@ class TrecExport:
     stats: dict[str, dict[str, int]] = field(default_factory=dict)  # run -> lines, questions, left_out, renamed, empty
 
 
-def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, Sequence[Resolved]],
+def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, EvidenceTable],
                  key: str = "auto") -> TrecExport:
     """Qrels shared by every run, and each run's documents, in one document space.
 
@@ -378,7 +397,7 @@ def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, Sequ
         so they do not depend on any run.
     runs:
         Run name -> the same questions resolved with the run's evidence under
-        ``key`` (:func:`~eval.keyspace.resolve_question`, same order).
+        ``key`` (:func:`~eval.evidence.resolve`, same order).
     key:
         The SPEC §3.1 option the runs were resolved under.
 
@@ -389,7 +408,8 @@ def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, Sequ
         TREC field), two ids with the same text, or runs mixing key spaces.
     """
     space = document_space(list(runs.values()), key)
-    gold = [resolve_question(q, [], key=space) for q in questions]
+    gold_table = resolve(questions, [[] for _ in questions], None, key=space)
+    gold = [gold_table.question(i) for i in range(gold_table.n)]
     qids = []
     for res in gold:
         qid = str(res.qid)
@@ -408,13 +428,12 @@ def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, Sequ
         if rel:
             qrels[qid] = rel
     out = TrecExport(space=space, qrels=qrels, runs={}, n_questions=len(qids), empty_rel=len(qids) - len(qrels))
-    for name, resolved in runs.items():
-        if len(resolved) != len(gold):
-            raise RunMismatchError(f"run {name!r} has {len(resolved)} questions, the qrels {len(gold)}")
+    for name, table in runs.items():
+        if table.n != len(gold):
+            raise RunMismatchError(f"run {name!r} has {table.n} questions, the qrels {len(gold)}")
         run: dict[str, dict[str, float]] = {}
         stat = {"lines": 0, "questions": 0, "left_out": 0, "renamed": 0, "empty": 0}
-        for qid, res in zip(qids, resolved, strict=True):
-            q = question_run(res, space)
+        for qid, (_, q) in zip(qids, question_runs(table, space), strict=True):
             judged = qrels.get(qid, {})
             # The qrels come from the gold alone, the hits from the run: they must meet exactly.
             if sum(doc in judged for doc in q.docs) != q.hits:

@@ -17,7 +17,8 @@ Per question, with ``gold = {(s, r, o) of every S_star triple}`` and
     CCR  = 1 if gold and {(s, r, o) of the hits} == gold else 0
 
 Repeated items count again (no deduplication). The scorer never truncates.
-Matching of items to the gold (key spaces) is :mod:`eval.keyspace`.
+Matching of items to the gold (key spaces) is :mod:`eval.keyspace`; every
+question of a run is read once into :class:`eval.evidence.EvidenceTable`.
 """
 
 from __future__ import annotations
@@ -25,35 +26,39 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from eval.keyspace import Item, Resolved, resolve_question
+import numpy as np
+
+from eval.evidence import EvidenceTable, resolve
 
 
-def is_hit(item: Item, tq: float) -> bool:
-    """A TRP hit (SPEC §3.1): the item matches a gold triple and its own window is valid at ``tq``."""
-    return item.cls >= 0 and item.valid_at(tq)
+def trp_ccr_arrays(table: EvidenceTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(n_ret, hits, ccr)`` per question (SPEC §3.1), the kernel of this module.
+
+    ``hits`` counts every returned item that is a gold triple valid at
+    ``t_query`` (repeats again); ``ccr`` is 1 when the distinct gold classes
+    hit are all of the question's classes (and it has one).
+    """
+    items = table.items
+    n_ret = np.diff(items.start)
+    hit = table.hits(items)
+    hits = np.bincount(items.q[hit], minlength=table.n)
+    distinct = np.unique(items.gid[hit])
+    covered = np.bincount(np.searchsorted(table.cls_start, distinct, side="right") - 1, minlength=table.n)
+    ccr = ((table.n_gold > 0) & (covered == table.n_gold)).astype(np.int64)
+    return n_ret, hits, ccr
 
 
-def row_from_resolved(res: Resolved) -> dict[str, Any]:
-    """The published per-question row (SPEC §3.1) from a resolved question."""
-    tq = res.tq
-    hit_classes = [it.cls for it in res.items if is_hit(it, tq)]
-    n_ret = len(res.items)
-    hits = len(hit_classes)
-    ccr = 1 if res.n_gold > 0 and len(set(hit_classes)) == res.n_gold else 0
-    return {
-        "id": res.qid,
-        "complexity": res.complexity,
-        "operator": res.operator,
-        "n_ret": n_ret,
-        "hits": hits,
-        "n_gold": res.n_gold,
-        "trp": hits / n_ret if n_ret else None,
-        "ccr": ccr,
-    }
+def rows(table: EvidenceTable) -> list[dict[str, Any]]:
+    """The published per-question rows (SPEC §3.1), in question order."""
+    n_ret, hits, ccr = (a.tolist() for a in trp_ccr_arrays(table))
+    n_gold = table.n_gold.tolist()
+    return [{"id": q.get("id"), "complexity": q.get("complexity"), "operator": q.get("operator_type"),
+             "n_ret": nr, "hits": h, "n_gold": ng, "trp": h / nr if nr else None, "ccr": c}
+            for q, nr, h, ng, c in zip(table.questions, n_ret, hits, n_gold, ccr, strict=True)]
 
 
 def score_question(question: Mapping[str, Any], evidence: Iterable[Any], key: str = "auto") -> dict[str, Any]:
-    """TRP/CCR row of one question (SPEC §3.1).
+    """TRP/CCR row of one question (SPEC §3.1): :func:`rows` of its one-row table.
 
     Parameters
     ----------
@@ -79,7 +84,7 @@ def score_question(question: Mapping[str, Any], evidence: Iterable[Any], key: st
         An item of another length, a dict without a full key space or without
         ``t_start``/``t_end``, or no key space shared with the gold.
     """
-    return row_from_resolved(resolve_question(question, evidence, key))
+    return rows(resolve([question], [evidence], None, key))[0]
 
 
 def aggregate(rows: Iterable[Mapping[str, Any]], by: Sequence[str] = ("complexity", "operator")) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tempbench_core.arrays import first_occurrences, in_sorted, sorted_unique
 from tempbench_core.schema import whole_year
 from tempbench_core.scratch import ThreadScratch
 
@@ -119,40 +120,6 @@ def triple_ids(head: np.ndarray, relation: np.ndarray, tail: np.ndarray) -> np.n
     out = np.empty(n, dtype=np.int64)
     out[order] = np.cumsum(change) - 1
     return out
-
-
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (sort + neighbour test; faster here than ``np.unique``'s hashing)."""
-    if len(values) < 2:
-        return values
-    out = np.sort(values)
-    keep = np.empty(len(out), dtype=bool)
-    keep[0] = True
-    np.not_equal(out[1:], out[:-1], out=keep[1:])
-    return out[keep]
-
-
-def _first_occurrences(values: np.ndarray) -> np.ndarray:
-    """Ascending positions of the first occurrence of each distinct value."""
-    if len(values) < 2:
-        return np.arange(len(values))
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    first = np.empty(len(values), dtype=bool)
-    first[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return np.sort(order[first])
-
-
-def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """Boolean mask: which ``values`` occur in the sorted array ``sorted_set``."""
-    if len(sorted_set) == 0 or len(values) == 0:
-        return np.zeros(len(values), dtype=bool)
-    pos = np.searchsorted(sorted_set, values)
-    pos[pos == len(sorted_set)] = 0
-    return sorted_set[pos] == values
-
-
 
 
 class BFS:
@@ -229,19 +196,19 @@ class BFS:
                 ends, bound = stops, None
             merged = _gather(values, starts, ends)
             if len(starts) > 1:
-                merged = _sorted_unique(merged)
+                merged = sorted_unique(merged)
             if len(seen):
-                merged = merged[~_in_sorted(merged, seen)]
+                merged = merged[~in_sorted(merged, seen)]
             exact = merged if bound is None else merged[merged <= bound]
             if not self.unique:
                 if len(exact) >= cap or bound is None:
                     return exact[:cap]
             else:
                 t = self.tid[exact]
-                first = _first_occurrences(t)
+                first = first_occurrences(t)
                 is_new = np.zeros(len(exact), dtype=bool)
                 is_new[first] = True
-                is_new &= ~_in_sorted(t, pool_tids)
+                is_new &= ~in_sorted(t, pool_tids)
                 count = np.cumsum(is_new)
                 if len(exact) and count[-1] >= cap:
                     return exact[: int(np.searchsorted(count, cap)) + 1]
@@ -310,7 +277,7 @@ class BFS:
                 picks = [self._select(values, starts[i : i + 1], stops[i : i + 1], cap, seen, pool_tids)
                          for i in range(len(frontier))]
                 picks = [p for p in picks if len(p)]
-                cand = _sorted_unique(np.concatenate(picks)) if picks else _EMPTY
+                cand = sorted_unique(np.concatenate(picks)) if picks else _EMPTY
             else:
                 cand = self._select(values, starts, stops, cap, seen, pool_tids)
             parts.append(cand)
@@ -328,16 +295,17 @@ class BFS:
                 break
             if h == self.hops - 1:
                 break  # the last hop's seen rows and frontier are never read
-            seen = _sorted_unique(np.concatenate((seen, cand)))
+            seen = sorted_unique(np.concatenate((seen, cand)))
             if self.unique:
-                pool_tids = _sorted_unique(np.concatenate((pool_tids, self.tid[cand])))
-            ends = _sorted_unique(np.concatenate((self.head[cand], self.tail[cand])))
+                pool_tids = sorted_unique(np.concatenate((pool_tids, self.tid[cand])))
+            ends = sorted_unique(np.concatenate((self.head[cand], self.tail[cand])))
             frontier = ends[~visited[ends]]
             visited[frontier] = True
         pool = np.concatenate(parts) if parts else _EMPTY
         return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(eligible))
 
-    def _levels(self, anchor: int, t_query: float, temporal_filter: bool | None, gather_last: bool):
+    def _levels(self, anchor: int, t_query: float, temporal_filter: bool | None, gather_last: bool,
+                hops: int | None = None):
         """The hops of the BFS from ``anchor`` without caps: yields ``(frontier, rows)`` per hop.
 
         Without caps, hop ``h`` takes every row incident to its frontier that
@@ -346,32 +314,34 @@ class BFS:
         graph of the rows passing the filter). ``rows`` are all rows incident
         to the frontier that pass the filter (seen or not), ascending; for the
         last hop they are ``None`` unless ``gather_last``. Stops early when
-        nothing new is reached.
+        nothing new is reached. ``hops``: the depth (default: the configured one).
         """
+        depth = self.hops if hops is None else int(hops)
         on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
         year = whole_year(t_query) if on else None
         visited = np.zeros(self.n_entities, dtype=bool)
         visited[anchor] = True
         frontier = np.array([anchor], dtype=np.int64)
-        for h in range(self.hops):
-            last = h == self.hops - 1
+        for h in range(depth):
+            last = h == depth - 1
             if last and not gather_last:
                 yield frontier, None
                 return
             values, starts, stops = self._ranges(frontier, year, on)
             rows = _gather(values, starts, stops)
             if len(frontier) > 1:
-                rows = _sorted_unique(rows)
+                rows = sorted_unique(rows)
             yield frontier, rows
             if last or len(rows) == 0:
                 return
-            ends = _sorted_unique(np.concatenate((self.head[rows], self.tail[rows])))
+            ends = sorted_unique(np.concatenate((self.head[rows], self.tail[rows])))
             frontier = ends[~visited[ends]]
             if len(frontier) == 0:
                 return
             visited[frontier] = True
 
-    def reach(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None) -> np.ndarray:
+    def reach(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None,
+              hops: int | None = None) -> np.ndarray:
         """Sorted entities at BFS distance below ``hops`` from ``anchor`` (SPEC §2.4's graph; SPEC §7).
 
         These are the frontiers of every hop of :meth:`expand_uncapped`, so a
@@ -387,10 +357,12 @@ class BFS:
             The question's query time.
         temporal_filter:
             ``None`` for the configured filter, else on (``True``) or off.
+        hops:
+            The BFS depth (default: the configured one).
         """
         if anchor is None:
             return _EMPTY
-        frontiers = [f for f, _rows in self._levels(anchor, t_query, temporal_filter, gather_last=False)]
+        frontiers = [f for f, _rows in self._levels(anchor, t_query, temporal_filter, gather_last=False, hops=hops)]
         return np.sort(np.concatenate(frontiers))
 
     def expand_uncapped(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None) -> Expansion:
@@ -405,9 +377,9 @@ class BFS:
         parts: list[np.ndarray] = []
         seen = _EMPTY
         for _frontier, rows in self._levels(anchor, t_query, temporal_filter, gather_last=True):
-            new = rows[~_in_sorted(rows, seen)] if len(seen) else rows
+            new = rows[~in_sorted(rows, seen)] if len(seen) else rows
             parts.append(new)
-            seen = _sorted_unique(np.concatenate((seen, new)))
+            seen = sorted_unique(np.concatenate((seen, new)))
         sizes = [len(p) for p in parts] + [0] * (self.hops - len(parts))
         pool = np.concatenate(parts) if parts else _EMPTY
         return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(sizes))
@@ -427,4 +399,4 @@ def dedup_first(pool: np.ndarray, tid: np.ndarray) -> np.ndarray:
     """Keep the first row of each ``(s, r, o)`` in pool order (SPEC §2.4, fixed)."""
     if len(pool) == 0:
         return _EMPTY
-    return pool[_first_occurrences(tid[pool])]
+    return pool[first_occurrences(tid[pool])]

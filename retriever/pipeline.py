@@ -141,6 +141,30 @@ class Retriever:
         anchor = self.anchor(question) if anchor is None else anchor
         return self.bfs.expand(anchor.index, _t_query(question))
 
+    def expand_from(self, anchor: int | None, t_query: float, count_eligible: bool = False) -> Expansion:
+        """SPEC §2.4's candidate pool from a given anchor (an entity index, ``None`` for none).
+
+        ``count_eligible``: also count, per hop, the rows the hop could have
+        taken before its cap (:class:`~retriever.bfs.PoolSummary`).
+        """
+        return self.bfs.expand(anchor, t_query, count_eligible=count_eligible)
+
+    def reach(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None,
+              hops: int | None = None) -> np.ndarray:
+        """The entities the uncapped BFS from ``anchor`` expands (sorted), SPEC §7's counterfactual pools.
+
+        A row is in BFS(anchor, hops, no caps, filter) exactly when it passes
+        the filter and its head or tail is one of them. ``temporal_filter``:
+        ``None`` for the configuration's; ``hops``: the depth (default: the
+        configuration's).
+        """
+        return self.bfs.reach(anchor, t_query, temporal_filter=temporal_filter, hops=hops)
+
+    @property
+    def temporal_filter(self) -> bool:
+        """Whether the configuration's BFS filters rows by time (SPEC §2.4)."""
+        return self.config.temporal_filter
+
     def rank(self, question: dict[str, Any], pool: Expansion | np.ndarray) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """``(evidence, cutoff_ties)`` of ``question`` for a given candidate pool (SPEC §2.5, §6.1).
 

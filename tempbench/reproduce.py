@@ -44,9 +44,11 @@ from typing import Any
 from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import is_baseline_file, load_baseline, match_config
-from eval.columnar import ColumnsPart, columns_part, parts_suffice
 from eval.diff import compare
-from eval.explain import STAGES, Explainer, attribution_json, question_negatives, summarize
+from eval.evidence import TablePart, table_of, table_part
+from eval.explain import STAGES, Explainer, attribution_json, summarize
+from eval.key_space_effect import part_other_space, parts_suffice
+from eval.question_detail import question_negatives
 from eval.report.html import BrowserBlob, browser_json, browser_part, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
@@ -78,7 +80,7 @@ def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], po
     """
     explainer = _EXPLAINERS.get(name)
     if explainer is None:
-        explainer = _EXPLAINERS[name] = Explainer(_POST["index"], load_config(name))
+        explainer = _EXPLAINERS[name] = Explainer(_POST["index"], load_config(name), shared=_POST["shared"])
     # each question is explained once: nothing from earlier shards is needed (a forked worker,
     # terminated at the end of the run, keeps it rather than free it object by object)
     in_worker = multiprocessing.parent_process() is not None and len(_UNFREED) < UNFREED_SHARDS
@@ -89,19 +91,19 @@ def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], po
     part = browser_part(chosen, name, run, explainer, _POST["rows_from"][name], span=positions, shared=_POST["shared"])
     # the scorer's resolution of the shard is the attribution's (key auto, evidence and cut-off ties)
     questions = [chosen[j] for j in positions]
-    parsed = [explainer.explain(q, record).parsed if type(record.get("evidence")) is list else None
-              for q, record in zip(questions, records, strict=True)]
-    return {"browser": part, "columns": columns_part(questions, [record.get("evidence") for record in records], parsed)}
+    reads = [explainer.explain(q, record).read for q, record in zip(questions, records, strict=True)]
+    table = table_of(questions, reads, "auto", [record.get("evidence") for record in records], _POST["shared"])
+    return {"browser": part, "columns": table_part(table, part_other_space(table))}
 
 
-def _score_task(name: str, parts: list[ColumnsPart | None]) -> dict[str, Any]:
+def _score_task(name: str, parts: list[TablePart | None]) -> dict[str, Any]:
     """Score one run and write ``scores/<name>.json`` (in a side process or in this one).
 
     From the run's columns parts, resolved by the run's hook, when they
     suffice; else from the records, this process's when it kept them (one
     process) or the run file's.
     """
-    if parts_suffice(parts):
+    if all(part is not None for part in parts) and parts_suffice(parts):  # type: ignore[arg-type]
         # what depends on the question alone is kept for the next run this process scores
         score = score_parts(parts, _POST["chosen"], _POST["questions"], _POST["flags"],  # type: ignore[arg-type]
                             n_boot=_POST["n_boot"], shared=_POST.setdefault("scoring_shared", {}))
@@ -165,7 +167,7 @@ class _Side:
             self.scorers = multiprocessing.get_context("fork").Pool(self.workers, initializer=_ignore_sigint)
             self.stack.callback(_stop, self.scorers)
 
-    def score(self, name: str, parts: list[ColumnsPart | None]) -> Callable[[], dict[str, Any]]:
+    def score(self, name: str, parts: list[TablePart | None]) -> Callable[[], dict[str, Any]]:
         if self.scorers is None:
             return lambda: _score_task(name, parts)
         return self.scorers.apply_async(_score_task, (name, parts)).get

@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.explain import STAGE_HELP, STAGES, Explainer, question_detail
+from eval.explain import STAGE_HELP, STAGES, Explainer
+from eval.question_detail import question_detail
 from eval.report.plots import STAGE_COLOURS
 from eval.report.tables import ordered
 from tempbench_core.atomic import write_text
@@ -179,7 +180,7 @@ def _code(mark: str, tie_group: bool, hop: int | None) -> int:
 
 
 def _item_rows(rows: Sequence[tuple[Any, ...]], strings: _Strings) -> list[list[Any]]:
-    """``[line number, _score(score), _code(mark, tie, hop)]`` per evidence row (:data:`~eval.explain.EVIDENCE_FIELDS` order).
+    """``[line number, _score(score), _code(mark, tie, hop)]`` per evidence row (:data:`~eval.question_detail.EVIDENCE_FIELDS` order).
 
     The browser's most frequent rows: :func:`_score` and :func:`_code` are inlined.
     """
@@ -255,7 +256,7 @@ def browser_part(
     (default: all); the parts of consecutive spans, in order, merge into what
     one part of them all gives. ``shared``: a cache of what does not depend on
     the configuration, kept by the caller across configurations
-    (:func:`~eval.explain.question_detail`).
+    (:func:`~eval.question_detail.question_detail`).
     """
     strings = _Strings()
     wanted_rows = set(rows_for)

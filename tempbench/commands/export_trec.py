@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from eval.keyspace import KEY_CHOICES, resolve_question
+from eval.evidence import resolve
+from eval.keyspace import KEY_CHOICES
 from eval.scoring import select
 from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, write_export
 from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import info
-from tempbench_core.errors import ConfigError, EvidenceError, RunMismatchError
+from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.outputs import check_output_file, claim_output_dir
-from tempbench_core.progress import progress
 from tempbench_core.runfile import read_run
 from tempbench_core.schema import SPLIT_CHOICES
 
@@ -104,20 +105,15 @@ def run(args: argparse.Namespace) -> int:
         records = [records[0], *({qid: recs[qid] for qid in records[0]} for recs in records[1:])]
 
     chosen = None
-    resolved = {}
-    for name, path, recs in zip(names, args.run, records, strict=True):
+    tables = {}
+    for path, name, recs in zip(args.run, names, records, strict=True):
         chosen, per_q, _, _ = select(recs, questions, args.split)
-        res = []
-        for q, rec in progress(zip(chosen, per_q, strict=True), total=len(chosen), description=f"resolving {name}"):
-            try:
-                res.append(resolve_question(q, (rec or {}).get("evidence", []), args.key))
-            except EvidenceError as exc:
-                if rec is None:
-                    raise
-                where = recs.where(q["id"]) if hasattr(recs, "where") else path
-                raise EvidenceError(f"{where}: {exc}") from None
-        resolved[name] = res
-    export = build_export(chosen or [], resolved, key=args.key)
+
+        def where(i: int, recs: Any = recs, chosen: Any = chosen, path: Any = path) -> str:
+            return f"{recs.where(chosen[i]['id']) if hasattr(recs, 'where') else path}: "
+
+        tables[name] = resolve(chosen, [(rec or {}).get("evidence", []) for rec in per_q], None, args.key, where=where)
+    export = build_export(chosen or [], tables, key=args.key)
     claim_output_dir(out_dir, "outputs", inputs)
     written = write_export(out_dir, export, {n: args.tag for n in names} if args.tag else None)
 

@@ -20,7 +20,8 @@ import sys
 import textwrap
 from typing import Any
 
-from eval.explain import STAGE_HELP, question_detail
+from eval.explain import STAGE_HELP
+from eval.question_detail import question_detail
 from retriever import load_config
 from tempbench.commands.explain import load_explainer, resolve_config
 from tempbench.data import add_data_arguments, data_from_args
@@ -59,7 +60,7 @@ def _find(mapping_or_list: Any, qid: str) -> Any:
 
 
 def detail_for(args: argparse.Namespace) -> dict[str, Any]:
-    """Load what is needed and build :func:`eval.explain.question_detail`."""
+    """Load what is needed and build :func:`eval.question_detail.question_detail`."""
     data = data_from_args(args)
     if args.run:
         config = resolve_config(args.run, args.config)

@@ -88,7 +88,7 @@ def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path
 
 
 def test_runs_are_scored_from_their_parts_and_from_their_files_alike(small_sample, tmp_path, monkeypatch):
-    """reproduce scores each run from the column parts its hook made (the run files are never scored); when a part
+    """reproduce scores each run from the table parts its hook made (the run files are never scored); when a part
     is missing (a question the column reader leaves to the reference) it scores the file: the same scores."""
     import tempbench.reproduce as job
     from tempbench.data import resolve_data
@@ -102,7 +102,7 @@ def test_runs_are_scored_from_their_parts_and_from_their_files_alike(small_sampl
         patch.setattr(job, "score_run", never)
         from_parts = job.reproduce(data, out=tmp_path / "parts", split="all", workers=1, n_boot=20).scores
     with monkeypatch.context() as patch:
-        patch.setattr(job, "columns_part", lambda *_args: None)
+        patch.setattr(job, "table_part", lambda *_args: None)
         from_files = job.reproduce(data, out=tmp_path / "files", split="all", workers=1, n_boot=20).scores
     assert json.dumps(from_parts, sort_keys=True) == json.dumps(from_files, sort_keys=True)
     for name in from_parts:

@@ -1,11 +1,12 @@
-"""The columnar scorer (eval.columnar, behind eval.scoring.evaluate) equals the per-question path.
+"""The table kernels (eval.evidence and the metric modules, behind eval.scoring.evaluate) equal the per-question path.
 
 Random runs over a tiny world, so that matches, homonyms, repeats and ties are
 frequent: label-only, id-only and two-space triples and items, 5-lists, repeated
 whole items, equal scores across the cut-off, items without scores, questions
 missing from the run, mixed key spaces inside one list, negatives. Three
-references: the per-question path of this package (``evaluate_reference``:
-``resolve_question`` and the per-question metric functions), the published
+references: the per-question implementation of ``tests/reference/per_question.py``
+(``evaluate_reference``: ``resolve_question`` and the per-question metric
+functions), the published
 scorer and the slow rank metrics of ``tests/reference/eval.py`` (independent of
 ``eval``) where SPEC §3.1's conformance domain applies.
 """
@@ -20,10 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference.eval import published_score, slow_rank
+from reference.per_question import evaluate_reference
+from reference.per_question import resolve_question as reference_resolve
 
-from eval.columnar import resolve_fast
-from eval.keyspace import resolve_question
-from eval.scoring import evaluate, evaluate_reference, to_json
+from eval.evidence import resolve_question
+from eval.scoring import evaluate, to_json
 from tempbench_core.errors import EvidenceError, RunMismatchError
 
 ENTITIES = ("a", "b", "c")
@@ -160,9 +162,17 @@ def assert_same_evaluation(ev, ref) -> None:
     assert ev.extra == ref.extra
     # the whole score object, bit for bit (bootstrap included)
     assert _same(to_json(ev, n_boot=20), to_json(ref, n_boot=20))
-    # Evaluation.resolved is the reference resolution, cut-off ties included
-    assert [r.items for r in ev.resolved] == [r.items for r in ref.resolved]
-    assert [r.extra for r in ev.resolved] == [r.extra for r in ref.resolved]
+    # the table's view of each question is the reference resolution, cut-off ties included
+    views = [ev.table.question(i) for i in range(ev.table.n)]
+    assert [r.items for r in views] == [r.items for r in ref.resolved]
+    assert [r.extra for r in views] == [r.extra for r in ref.resolved]
+
+
+def _plain(res) -> tuple:
+    """A resolution's fields as plain values (the two implementations have their own classes)."""
+    return (res.qid, res.complexity, res.operator, res.tq, [tuple(it) for it in res.items], res.n_gold, res.gold_space,
+            res.class_valid, res.class_keys, [tuple(it) for it in res.extra],
+            [(g.keys, g.t_start, g.t_end) for g in res.gold], res.key)
 
 
 def _one_space(q: dict, items: list) -> bool:
@@ -208,7 +218,7 @@ def test_a_malformed_item_is_reported_as_the_per_question_path_reports_it():
     assert str(got.value) == str(ref.value)
 
 
-def test_odd_values_take_the_reference_path():
+def test_odd_values_are_read_as_the_reference_reads_them():
     q = {"id": "q0", "t_query": 1994, "S_star": [{"s": "a", "r": "p", "o": "b", "t_start": 1994, "t_end": 1994}]}
     for item in ({"s": ["a"], "r": "p", "o": "b", "t_start": 1994, "t_end": 1994},  # unhashable: an error
                  {"s": "a", "r": "p", "o": "b", "t_start": "1994", "t_end": 1994.0},  # a numeric string: read
@@ -228,19 +238,19 @@ def test_odd_values_take_the_reference_path():
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(run_case())
-def test_resolve_fast_equals_resolve_question(case):
-    """The loss attribution's resolution (eval.columnar.resolve_fast) is the reference one, errors included."""
+def test_the_table_view_equals_the_reference_resolution(case):
+    """A question's view of its one-row table (eval.evidence.resolve_question) is the reference one, errors included."""
     questions, run, _flags, _split, key = case
     for q in questions:
         record = run.get(q["id"], {"evidence": [], "cutoff_ties": []})
         try:
-            ref = resolve_question(q, record["evidence"], key, extra=record["cutoff_ties"])
+            ref = reference_resolve(q, record["evidence"], key, extra=record["cutoff_ties"])
         except EvidenceError as exc:
             with pytest.raises(EvidenceError) as got:
-                resolve_fast(q, record["evidence"], key, extra=record["cutoff_ties"])
+                resolve_question(q, record["evidence"], key, extra=record["cutoff_ties"])
             assert str(got.value) == str(exc)
             continue
-        fast = resolve_fast(q, record["evidence"], key, extra=record["cutoff_ties"])
-        assert fast == ref
+        fast = resolve_question(q, record["evidence"], key, extra=record["cutoff_ties"])
+        assert _plain(fast) == _plain(ref)
         # the scores' types too (None stays None, numbers are floats)
         assert [type(it.score) for it in fast.items + fast.extra] == [type(it.score) for it in ref.items + ref.extra]

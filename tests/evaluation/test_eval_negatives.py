@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tables import question_indicators, table
 
-from eval.keyspace import resolve_question
-from eval.negatives import RATE_NAMES, negatives_report, question_indicators, replaced_pair
+from eval.negatives import RATE_NAMES, negatives_report, replaced_pair
 
 
 def T(s, r, o, t, ids=False):
@@ -54,7 +54,7 @@ def test_replaced_pair():
 )
 def test_indicators(evidence, expected):
     question = q()
-    got = question_indicators(question, resolve_question(question, evidence))
+    got = question_indicators(question, evidence)
     assert {k for k, v in got.items() if v} == expected
     assert all(v is not None for v in got.values())
 
@@ -62,7 +62,7 @@ def test_indicators(evidence, expected):
 def test_id_space_evidence():
     question = q(ids=True)
     ev = [{"s_id": "Qa", "r_id": "Pp", "o_id": "Qb", "t_start": 1980.0, "t_end": 1980.0}]
-    got = question_indicators(question, resolve_question(question, ev))
+    got = question_indicators(question, ev)
     assert got["stale_exact"] and got["stale_same_fact"]
 
 
@@ -70,17 +70,17 @@ def test_report_rates_and_counts():
     qs = [q("q1"), q("q2"), q("q3"), q("q4")]
     qs[3]["S_stale"] = [T("a", "p", "b", 1980), T("b", "q", "c", 1981)]  # not evaluable for stale
     evidence = [[T("a", "p", "b", 1980)], [T("b", "q", "y", 1994)], [], [T("a", "p", "b", 1980)]]
-    resolved = [resolve_question(x, e) for x, e in zip(qs, evidence, strict=True)]
+    resolved = table(qs, evidence)
     flags = {"q1": {"stale_functional": True, "dist_functional": True},
              "q2": {"stale_functional": True, "dist_functional": False},
              "q3": {"stale_functional": False, "dist_functional": True},
              "q4": {"stale_functional": True, "dist_functional": True}}
-    rep = negatives_report(qs, resolved, flags)
+    rep = negatives_report(resolved, flags)
     assert rep["counts"] == {"stale": {"evaluable": 3, "functional": 2}, "dist": {"evaluable": 4, "functional": 3}}
     assert rep["rates"]["stale_exact"] == {"rate": 0.5, "n": 2}
     assert rep["rates"]["dist_same_relation"] == {"rate": 0.0, "n": 3}  # q2 hits it but is not dist-functional
     assert list(rep["rates"]) == list(RATE_NAMES)
-    none = negatives_report(qs, resolved, None)
+    none = negatives_report(resolved, None)
     assert none["rates"] is None and none["counts"]["stale"]["evaluable"] == 3
 
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference.eval import KS, RANK_NAMES, brute_ties
+from tables import one, rank_tie_vectors, trp_ccr_ties
 
-from eval.keyspace import resolve_question
 from eval.rank import rank_metrics
-from eval.ties import rank_tie_vectors, tie_report, trp_ccr_ties
+from eval.ties import tie_report
 
 ENTS = "abcd"
 
@@ -56,7 +56,7 @@ def tied_case(draw, distinct=False):
 @given(tied_case())
 def test_trp_ccr_closed_forms_equal_enumeration(case):
     q, evidence, ties = case
-    res = resolve_question(q, evidence, extra=ties)
+    res = one(q, evidence, ties)
     got = trp_ccr_ties(res)
     ref = brute_ties(q, evidence, ties)
     if got["TRP"] is None:
@@ -75,8 +75,8 @@ def test_trp_ccr_closed_forms_equal_enumeration(case):
 def test_rank_closed_forms_equal_enumeration(case):
     # repeated whole items included (within and across groups): SPEC's order is shuffle, cut, dedup
     q, evidence, ties = case
-    res = resolve_question(q, evidence, extra=ties)
-    report = tie_report([res])["per_question"]
+    res = one(q, evidence, ties)
+    report = tie_report(res)["per_question"]
     ref = brute_ties(q, evidence, ties)
     for name in RANK_NAMES:
         obs, exp, lo, hi = report[name][0]
@@ -93,7 +93,7 @@ def test_no_ties_means_expected_equals_observed(case):
     q, evidence, _ = case
     # distinct scores everywhere: nothing ties, nothing can move
     evidence = [dict(t, score=float(100 - i)) for i, t in enumerate(evidence)]
-    summary = tie_report([resolve_question(q, evidence)])["summary"]
+    summary = tie_report(one(q, evidence))["summary"]
     for name, v in summary.items():
         if v["observed"] is None:
             continue
@@ -107,7 +107,7 @@ def test_worked_example_stale_tie():
     q = {"id": "w", "t_query": 1994.0, "S_star": [{"s": "a", "r": "p", "o": "b", "t_start": 1994.0, "t_end": 1994.0}]}
     evidence = [T("a", "p", "b", 1990, 5.0)]
     ties = [T("a", "p", "b", 1994, 5.0)]
-    res = resolve_question(q, evidence, extra=ties)
+    res = one(q, evidence, ties)
     got = trp_ccr_ties(res)
     assert got["TRP"] == (0.0, 0.5, 0.0, 1.0) and got["CCR"] == (0.0, 0.5, 0.0, 1.0)
     rt = rank_tie_vectors(res)
@@ -121,7 +121,7 @@ def test_ccr_inclusion_exclusion_example():
     q = {"id": "w", "t_query": 1994.0, "S_star": star}
     ev = [T("x", "p", "y", 1994, 9.0), T("a", "p", "b", 1994, 3.0), T("z", "p", "y", 1994, 3.0)]
     ties = [T("b", "p", "c", 1994, 3.0), T("w", "p", "y", 1994, 3.0)]
-    got = trp_ccr_ties(resolve_question(q, ev, extra=ties))
+    got = trp_ccr_ties(one(q, ev, ties))
     assert got["CCR"][1] == pytest.approx(1 / math.comb(4, 2))
     assert got["TRP"][1] == pytest.approx((0 + 2 * 2 / 4) / 3)
 
@@ -129,7 +129,7 @@ def test_ccr_inclusion_exclusion_example():
 def test_missing_scores_mean_a_known_order():
     q = {"id": "w", "t_query": 1994.0, "S_star": [{"s": "a", "r": "p", "o": "b", "t_start": 1994.0, "t_end": 1994.0}]}
     ev = [("x", "p", "y", 1994, 1994), ("a", "p", "b", 1994, 1994)]
-    s = tie_report([resolve_question(q, ev)])["summary"]
+    s = tie_report(one(q, ev))["summary"]
     assert s["mrr"] == {"observed": 0.5, "expected": 0.5, "min": 0.5, "max": 0.5, "bias": 0.0}
 
 
@@ -141,7 +141,7 @@ def test_rank_expectations_match_trm(case):
     from trm.metrics import build_tie_groups, expected_mrr, expected_ndcg, expected_precision, expected_recall
 
     q, evidence, ties = case
-    res = resolve_question(q, evidence, extra=ties)
+    res = one(q, evidence, ties)
     length = len(evidence)
     if length == 0:
         return
@@ -151,7 +151,7 @@ def test_rank_expectations_match_trm(case):
     relevant = [(t["s"], t["r"], t["o"]) in rel_set and t["t_start"] <= tq <= t["t_end"] for t in known]
     groups = build_tie_groups([t["score"] for t in known], relevant)
     n_plus = sum(relevant)
-    report = tie_report([res])["per_question"]
+    report = tie_report(res)["per_question"]
     n_rel = len(rel_set)
     if n_rel:
         for k in KS:
@@ -177,16 +177,16 @@ def test_trm_precision_denominator_differs_for_short_lists():
     groups = build_tie_groups([1.0, 1.0], [True, False])
     assert expected_precision(groups, 5) == pytest.approx(0.5 * 2 / 5)  # not 0.5
     q = {"id": "w", "t_query": 1994.0, "S_star": [{"s": "a", "r": "p", "o": "b", "t_start": 1994.0, "t_end": 1994.0}]}
-    res = resolve_question(q, [T("a", "p", "b", 1994, 1.0), T("x", "p", "y", 1994, 1.0)])
+    res = one(q, [T("a", "p", "b", 1994, 1.0), T("x", "p", "y", 1994, 1.0)])
     assert trp_ccr_ties(res)["TRP"][1] == 0.5
 
 
 def test_observed_equals_rank_metrics():
     q = {"id": "w", "t_query": 1994.0, "S_star": [{"s": "a", "r": "p", "o": "b", "t_start": 1994.0, "t_end": 1994.0}]}
     ev = [T("x", "p", "y", 1994, 2.0), T("a", "p", "b", 1994, 2.0), T("a", "p", "b", 1994, 2.0)]
-    res = resolve_question(q, ev)
-    s = tie_report([res])["summary"]
-    r = rank_metrics([res])["macro"]
+    res = one(q, ev)
+    s = tie_report(res)["summary"]
+    r = rank_metrics(res)["macro"]
     for name, value in r.items():
         assert s[name]["observed"] == value
 
@@ -196,7 +196,7 @@ def test_observed_equals_rank_metrics():
 def test_nothing_tied_at_the_cutoff_fixes_trp_and_ccr(case):
     """Without cut-off ties no ordering can change which items are returned: TRP/CCR are exact."""
     q, evidence, _ = case
-    got = trp_ccr_ties(resolve_question(q, evidence, extra=[]))
+    got = trp_ccr_ties(one(q, evidence, []))
     for name in ("TRP", "CCR"):
         if got[name] is None:
             continue

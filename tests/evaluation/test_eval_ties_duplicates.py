@@ -18,9 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference.eval import RANK_NAMES, brute_ties, distinct_tie_orderings, slow_rank, tie_orderings
+from tables import one, rank_tie_vectors, trp_ccr_ties
 
-from eval.keyspace import resolve_question
-from eval.ties import first_offset_dist, rank_tie_vectors, tie_report, trp_ccr_ties
+from eval.tie_forms import first_offset_dist
+from eval.ties import tie_report
 
 TQ = 1994.0
 # windows valid at TQ: (1994, 1994), (1990, 1999), (1993, 1995); the others are not
@@ -32,8 +33,8 @@ def T(s, o, window, score, r="p"):
 
 
 def check(q, evidence, ties, orderings=tie_orderings):
-    res = resolve_question(q, evidence, extra=ties)
-    per_q = tie_report([res])["per_question"]
+    res = one(q, evidence, ties)
+    per_q = tie_report(res)["per_question"]
     ref = brute_ties(q, evidence, ties, orderings)
     if "mrr" not in ref:  # empty rel: no rank metric
         return
@@ -74,7 +75,7 @@ def test_rank_ties_with_duplicates_equal_enumeration(case):
 @given(dup_case())
 def test_trp_ccr_ties_with_duplicates_equal_enumeration(case):
     q, evidence, ties = case
-    got = trp_ccr_ties(resolve_question(q, evidence, extra=ties))
+    got = trp_ccr_ties(one(q, evidence, ties))
     ref = brute_ties(q, evidence, ties)
     assert got["TRP"] == pytest.approx(ref["TRP"], abs=1e-12)
     assert got["CCR"] == pytest.approx(ref["CCR"], abs=1e-12)
@@ -97,8 +98,8 @@ def test_item_in_evidence_and_in_cutoff_ties():
     # group {X, G, G}, 2 returned: XGG -> [X, G], GXG -> [G, X], GGX -> [G, G] -> [G] (dedup), each 1/3
     q = {"id": "w", "t_query": TQ, "S_star": [{"s": "a", "r": "p", "o": "b", "t_start": TQ, "t_end": TQ}]}
     g, x = T("a", "b", WINDOWS[0], 1), T("x", "y", WINDOWS[0], 1)
-    res = resolve_question(q, [x, g], extra=[g])
-    pq = tie_report([res])["per_question"]
+    res = one(q, [x, g], [g])
+    pq = tie_report(res)["per_question"]
     assert tuple(pq["mrr"][0]) == pytest.approx((0.5, 5 / 6, 0.5, 1.0))  # E = (1/2 + 1 + 1) / 3
     assert tuple(pq["recall@1"][0]) == pytest.approx((0.0, 2 / 3, 0.0, 1.0))
     check(q, [x, g], [g])
@@ -108,7 +109,7 @@ def test_two_valid_copies_of_one_triple_in_a_group():
     # G1 and G2 are two valid windows of the relevant triple; the first of them in the shuffle is the hit.
     q = {"id": "w", "t_query": TQ, "S_star": [{"s": "a", "r": "p", "o": "b", "t_start": 1990.0, "t_end": 1999.0}]}
     g1, g2, x = T("a", "b", WINDOWS[0], 1), T("a", "b", WINDOWS[2], 1), T("x", "y", WINDOWS[0], 1)
-    rt = rank_tie_vectors(resolve_question(q, [g1, g2, x]))
+    rt = rank_tie_vectors(one(q, [g1, g2, x]))
     # P(first of 2 marked among 3 at offset j) = C(3 - j - 1, 1) / C(3, 2): 2/3, 1/3, 0
     assert rt.prob == pytest.approx([2 / 3, 1 / 3, 0.0])
     assert rt.e_rr == pytest.approx(2 / 3 + 1 / 3 / 2)
@@ -133,9 +134,9 @@ def test_cutoff_minimum_is_per_metric():
     c1, c2 = T("b", "a", WINDOWS[2], 1), T("b", "a", WINDOWS[3], 1)
     evidence = junk + [a, b, c1, a, b, c2]
     ties = [a, b]
-    res = resolve_question(q, evidence, extra=ties)
+    res = one(q, evidence, ties)
     assert rank_tie_vectors(res).cut_min is not None
-    s = tie_report([res])["per_question"]
+    s = tie_report(res)["per_question"]
     assert s["recall@5"][0][2] == pytest.approx(1 / 3) and s["recall@10"][0][2] == pytest.approx(2 / 3)
     orders = [slow_rank(q, o[:len(evidence)]) for o in distinct_tie_orderings(evidence + ties)]
     assert not any(o["recall@5"] == pytest.approx(1 / 3) and o["recall@10"] == pytest.approx(2 / 3) for o in orders)

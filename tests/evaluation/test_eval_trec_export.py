@@ -21,11 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference.eval import slow_rank
+from tables import one, question_run, table
 
-from eval.keyspace import resolve_question
 from eval.measures import RANK_MEASURES
 from eval.rank import rank_metrics
-from eval.trec import DocidError, DocKey, docid, parse_docid, question_run, trec_run_and_qrels
+from eval.trec import DocidError, DocKey, docid, parse_docid, trec_run_and_qrels
 from tempbench.cli import main
 
 # ---------------------------------------------------------------- ids
@@ -92,7 +92,7 @@ def test_repeats_left_out_copies_kept_not_relevant():
     q = {"id": "w", "t_query": 1994.0, "S_star": star}
     ev = [L("x", "p", "y", 1994, score=2.0), L("a", "p", "b", 1994, score=2.0), L("a", "p", "b", 1994, score=2.0),
           L("a", "p", "b", 1993, 1995, score=2.0), L("b", "q", "c", 1980, score=2.0), L("b", "q", "c", 1994, score=1.0)]
-    run, qrels = trec_run_and_qrels([resolve_question(q, ev)])
+    run, qrels = trec_run_and_qrels(one(q, ev))
     assert qrels == {"w": {"a|p|b|1994": 1, "b|q|c|1994": 1}}
     # returned order kept whatever the items' own (tied) scores; the repeat is gone, so
     # b|q|c|1994 is at rank 5 as SPEC §3.4 ranks it; the second valid copy stays, not relevant
@@ -105,8 +105,8 @@ def test_hit_with_another_window_takes_the_qrels_id_and_swaps():
     star = [L("a", "p", "b", 1990, 1999), L("c", "p", "d", 1994)]
     q = {"id": "w", "t_query": 1994.0, "S_star": star}
     ev = [L("a", "p", "b", 1994), L("a", "p", "b", 1990, 1999), L("c", "p", "d", 1993, 1995), L("c", "p", "d", 1994)]
-    res = resolve_question(q, ev)
-    run, qrels = trec_run_and_qrels([res])
+    res = one(q, ev)
+    run, qrels = trec_run_and_qrels(res)
     assert qrels == {"w": {"a|p|b|1990-1999": 1, "c|p|d|1994": 1}}
     # the hits (ranks 1 and 3) carry the qrels ids; the later copies take the hits' own ids
     assert list(run["w"]) == ["a|p|b|1990-1999", "a|p|b|1994", "c|p|d|1994", "c|p|d|1993-1995"]
@@ -118,7 +118,7 @@ def test_mixed_spaces_in_memory_get_a_space_field():
     q = {"id": "m", "t_query": 1994.0, "S_star": star}
     ev = [{"s": "Q1", "r": "P1", "o": "Q9", "t_start": 1994.0, "t_end": 1994.0},
           {"s_id": "Q1", "r_id": "P1", "o_id": "Q9", "t_start": 1994.0, "t_end": 1994.0}]
-    run, _ = trec_run_and_qrels([resolve_question(q, ev)])
+    run, _ = trec_run_and_qrels(one(q, ev))
     assert list(run["m"]) == ["Q1|P1|Q9|1994|label", "Q1|P1|Q9|1994"]
 
 
@@ -216,8 +216,8 @@ def test_the_random_runs_exercise_every_rule(exported):
     assert all(len(x.split()) == 6 for x in lines)
     assert len(lines) < sum(len(r["evidence"]) for r in runs["alpha"])  # repeats were left out
     assert any("-" in x.split()[2].split("|")[3] for x in lines)  # windowed copies kept
-    resolved = [resolve_question(q, r["evidence"]) for q, r in zip(questions, runs["alpha"], strict=True)]
-    assert sum(question_run(res).renamed for res in resolved) > 10  # hits under their qrels window, swaps
+    resolved = table(questions, [r["evidence"] for r in runs["alpha"]])
+    assert sum(question_run(resolved, i).renamed for i in range(resolved.n)) > 10  # hits under their qrels window, swaps
     assert sum(len(set(t["score"] for t in r["evidence"])) < len(r["evidence"]) for r in runs["alpha"]) > 100  # ties
 
 
@@ -261,7 +261,7 @@ def test_backends_agree_with_mixed_spaces_and_homonyms():
     rng = random.Random(5)
     names = {"Q1": "Q1", "Q2": "Q2", "Q3": "Ann", "Q4": "Ann", "P1": "P1", "P2": "b|p"}  # unlabelled ids, homonyms
     ents, rels = ["Q1", "Q2", "Q3", "Q4"], ["P1", "P2"]
-    resolved = []
+    questions, evidence = [], []
     for i in range(1500):
         tq = float(rng.randint(1990, 1992))
 
@@ -283,10 +283,12 @@ def test_backends_agree_with_mixed_spaces_and_homonyms():
             elif form == "list":
                 t = [t["s"], t["r"], t["o"], t["t_start"], t["t_end"]]
             ev.append(t)
-        resolved.append(resolve_question({"id": f"m{i}", "t_query": tq, "S_star": star}, ev))
+        questions.append({"id": f"m{i}", "t_query": tq, "S_star": star})
+        evidence.append(ev)
+    resolved = table(questions, evidence)
     ours = rank_metrics(resolved)
     theirs = rank_metrics(resolved, backend="ir_measures")
-    assert sum(len({it.space for it in r.items}) == 2 for r in resolved) > 500
+    assert sum(len(set(resolved.items.space[resolved.items.q == i].tolist())) == 2 for i in range(resolved.n)) > 500
     for name, values in ours["per_question"].items():
         np.testing.assert_allclose(values, theirs["per_question"][name], atol=1e-12, equal_nan=True, err_msg=name)
 

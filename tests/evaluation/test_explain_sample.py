@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from reference.explain import SlowExplainer
 
-from eval.explain import STAGES, Explainer, attribute_run, question_detail
-from eval.keyspace import resolve_question
-from eval.trp_ccr import is_hit, score_question
+from eval.evidence import resolve_question
+from eval.explain import STAGES, Explainer, attribute_run
+from eval.question_detail import question_detail
+from eval.trp_ccr import score_question
 from retriever import load_benchmark, load_config, load_index, run_to_file
 from tempbench.data import resolve_data
 from tempbench_core.runfile import read_run
@@ -52,7 +53,7 @@ def test_stages_partition_the_hops_and_retrieved_is_the_scorers_count(setup, nam
         res = resolve_question(q, rec["evidence"])
         # one stage per distinct gold hop, each from the table
         assert len(st) == res.n_gold and set(st) <= set(STAGES)
-        distinct_hits = {it.cls for it in res.items if is_hit(it, res.tq)}
+        distinct_hits = {it.cls for it in res.items if it.cls >= 0 and it.valid_at(res.tq)}
         assert st.count("retrieved") == len(distinct_hits)
         row = score_question(q, rec["evidence"])
         assert row["ccr"] == int(all(s == "retrieved" for s in st))
@@ -90,7 +91,7 @@ def test_pools_against_the_literal_bfs(setup):
     chosen = select_split(questions, "test")[:30]
     for name in ("oracle", "stale_blind", "hop3_k25"):
         cfg = load_config(name)
-        bfs = Explainer(index, cfg).bfs
+        bfs = Explainer(index, cfg).retriever.bfs
         for q in chosen:
             anchor = index.kg.entity_index[runs[name][q["id"]]["anchor"]["id"]]
             tq = float(q["t_query"])
@@ -112,7 +113,7 @@ def test_pools_against_the_literal_bfs(setup):
 def test_eligible_counts_against_brute_force(setup, options):
     index, questions, runs, _ = setup
     cfg = load_config("oracle").replace(**options)
-    bfs = Explainer(index, cfg).bfs
+    bfs = Explainer(index, cfg).retriever.bfs
     kg = index.kg
     for q in select_split(questions, "test")[:80]:
         anchor = kg.entity_index[runs["oracle"][q["id"]]["anchor"]["id"]]

@@ -32,9 +32,10 @@ import pytest
 from reference.explain import SlowExplainer
 from reference.tiny import make_index
 
-from eval.explain import STAGES, Explainer, attribute_run, gold_hops, question_detail
-from eval.keyspace import gold_triples, resolve_question
-from eval.trp_ccr import is_hit
+from eval.evidence import resolve_question
+from eval.explain import STAGES, Explainer, attribute_run, gold_hops
+from eval.keyspace import gold_triples
+from eval.question_detail import question_detail
 from retriever import Retriever, load_config
 
 ROWS = [
@@ -205,7 +206,7 @@ def test_retrieved_equals_distinct_scorer_hits_and_ccr(index):
     for (name, qid) in CASES:
         q, rec, expected = case(name, qid)
         res = resolve_question(q, rec["evidence"])
-        hits = {it.cls for it in res.items if is_hit(it, res.tq)}
+        hits = {it.cls for it in res.items if it.cls >= 0 and it.valid_at(res.tq)}
         assert expected.count("retrieved") == len(hits)
 
 
@@ -235,7 +236,7 @@ def test_detail_by_hand(index):
 
 def test_bfs_pools_by_hand(index):
     ex = Explainer(index, config("oracle"))
-    bfs, ent = ex.bfs, index.kg.entity_index
+    bfs, ent = ex.retriever.bfs, index.kg.entity_index
     names = {v: k for k, v in ent.items()}
     a = ent["A"]
     assert sorted(names[int(e)] for e in bfs.reach(a, 2000.0)) == ["A", "B", "K", "W"]
@@ -248,7 +249,7 @@ def test_bfs_pools_by_hand(index):
     capped = bfs.expand(a, 2000.0, count_eligible=True)
     assert capped.pool.tolist() == [0, 1, 2] and capped.hop_sizes == (2, 1) and capped.eligible == (3, 1)
     assert bfs.expand(a, 2000.0).eligible == ()  # not counted unless asked
-    hop3 = Explainer(index, config("hop3_k25")).bfs
+    hop3 = Explainer(index, config("hop3_k25")).retriever.bfs
     assert sorted(names[int(e)] for e in hop3.reach(a, 2000.0, temporal_filter=False)) == ["A", "B", "C", "D", "F", "G", "K", "W"]
     assert bfs.reach(None, 2000.0).tolist() == [] and bfs.expand_uncapped(None, 2000.0).pool.tolist() == []
 

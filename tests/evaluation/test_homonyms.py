@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from tables import one
+
 from eval.audit.pairs import dist_compare
-from eval.keyspace import resolve_question
 from eval.negatives import negatives_report, replaced_pair
 from eval.scoring import evaluate, to_json
 
@@ -31,8 +32,7 @@ def test_a_homonym_replacement_is_one_differing_triple_in_the_id_space():
 
 
 def test_score_and_audit_see_the_same_pair():
-    res = resolve_question(QUESTION, [HOMONYM])
-    report = negatives_report([QUESTION], [res], FLAGS)
+    report = negatives_report(one(QUESTION, [HOMONYM]), FLAGS)
     assert report["counts"]["dist"] == {"evaluable": 1, "functional": 1}
     assert report["rates"]["dist_exact"] == {"rate": 1.0, "n": 1}
     index = SimpleNamespace(render=lambda i: {"Q1": "Ada", "P26": "spouse", "Q2": "William King", "Q9": "William King"}[i],

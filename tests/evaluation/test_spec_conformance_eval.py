@@ -13,10 +13,10 @@ import random
 
 import pytest
 from reference.eval import brute_ties_macro
+from tables import one, table
 
 from eval import aggregate, score_question
 from eval.answers import answer_rows, answers_report, exact_match, normalize, token_f1
-from eval.keyspace import resolve_question
 from eval.negatives import negatives_report
 from eval.rank import rank_metrics
 from eval.scoring import evaluate, score_run, select
@@ -275,9 +275,9 @@ NEG_CASES = [
 def test_negative_definitions_worked():
     names = ["stale_exact", "stale_same_fact", "stale_same_relation", "dist_exact", "dist_same_triple", "dist_same_relation"]
     qs = [_neg_q(f"q{i}") for i in range(len(NEG_CASES))]
-    res = [resolve_question(q, ev) for q, (ev, _) in zip(qs, NEG_CASES, strict=True)]
+    res = table(qs, [ev for ev, _ in NEG_CASES])
     flags = {q["id"]: {"stale_functional": True, "dist_functional": True} for q in qs}
-    rep = negatives_report(qs, res, flags)
+    rep = negatives_report(res, flags)
     for name_i, name in enumerate(names):
         expected = [exp[name_i] for _, exp in NEG_CASES]
         assert rep["indicators"][name] == expected, name
@@ -293,17 +293,17 @@ def test_negatives_evaluable_and_functional_subsets():
         _neg_q("e"),  # not in the flags file at all
     ]
     ev = [[STALE, DIST]] * 5
-    res = [resolve_question(q, e) for q, e in zip(qs, ev, strict=True)]
+    res = table(qs, ev)
     flags = {"a": {"stale_functional": True, "dist_functional": True},
              "b": {"stale_functional": True, "dist_functional": True},
              "c": {"stale_functional": True, "dist_functional": True},
              "d": {"stale_functional": False, "dist_functional": True}}
-    rep = negatives_report(qs, res, flags)
+    rep = negatives_report(res, flags)
     assert rep["counts"]["stale"] == {"evaluable": 4, "functional": 2}  # a, c
     assert rep["counts"]["dist"] == {"evaluable": 4, "functional": 3}  # a, b, d
     assert rep["rates"]["stale_exact"] == {"rate": 1.0, "n": 2}
     assert rep["rates"]["dist_exact"] == {"rate": 1.0, "n": 3}
-    assert negatives_report(qs, res, None)["rates"] is None
+    assert negatives_report(res, None)["rates"] is None
 
 
 # ---------------------------------------------------------------- §3.4 rank metrics
@@ -319,7 +319,7 @@ def test_rank_worked_example():
     x = L("X", "P", "Y", 2000.0)
     # dedup: [x, G1@1999, G1, g3, G2]; hits at 3 and 5; |rel| = 2
     ev = [x, L("A", "P", "B", 1999.0), G1, G1, g3, G2]
-    out = rank_metrics([resolve_question(q, ev)])
+    out = rank_metrics(one(q, ev))
     m = out["macro"]
     assert m["recall@1"] == 0.0 and m["recall@5"] == 1.0 and m["recall@25"] == 1.0
     assert m["mrr"] == pytest.approx(1 / 3)
@@ -332,7 +332,7 @@ def test_rank_worked_example():
 def test_rank_same_triple_second_valid_copy_is_not_a_hit():
     wide = L("A", "P", "B", 1995.0, 2005.0)
     q = Q([G1, G2])
-    out = rank_metrics([resolve_question(q, [wide, G1, G2])])["macro"]
+    out = rank_metrics(one(q, [wide, G1, G2]))["macro"]
     # hits at 1 and 3 (G1 at 2 repeats the triple)
     assert out["recall@1"] == 0.5 and out["recall@5"] == 1.0
     assert out["ndcg@5"] == pytest.approx((_d(1) + _d(3)) / (_d(1) + _d(2)))
@@ -342,7 +342,7 @@ def test_rank_ideal_is_min_rel_k_and_macro_skips_empty_rel():
     q1 = Q([G1, G2, L("C", "R", "D", 2000.0)])  # |rel| = 3
     q2 = Q([L("A", "P", "B", 1990.0)], id="q2")  # empty rel
     q3 = Q([G1], id="q3")  # |rel| = 1, nothing returned
-    out = rank_metrics([resolve_question(q1, [G2]), resolve_question(q2, [G1]), resolve_question(q3, [])])
+    out = rank_metrics(table([q1, q2, q3], [[G2], [G1], []]))
     assert out["n_evaluated"] == 2 and out["n_empty_rel"] == 1
     m = out["macro"]
     # q1: hit at 1 -> ndcg@1 = 1/1; recall@1 = 1/3; q3: zeros
@@ -355,7 +355,7 @@ def test_rank_ideal_is_min_rel_k_and_macro_skips_empty_rel():
 def test_rank_never_beyond_returned():
     q = Q([G1, G2])
     ev = [L("X", "P", str(i), 2000.0) for i in range(15)]
-    out = rank_metrics([resolve_question(q, ev)])["macro"]
+    out = rank_metrics(one(q, ev))["macro"]
     assert out["recall@25"] == 0.0 and out["mrr"] == 0.0
 
 
@@ -379,7 +379,7 @@ def _random_case(rng, qid):
 
 
 def _check_against_brute(questions, evs, cts, only=None):
-    res = [resolve_question(q, e, extra=c) for q, e, c in zip(questions, evs, cts, strict=True)]
+    res = table(questions, evs, cts)
     summary = tie_report(res)["summary"]
     brute = brute_ties_macro(questions, evs, cts)
     for name, (o, e, lo, hi) in brute.items():
@@ -399,8 +399,7 @@ def test_ties_hand_example():
     x, y = L("X", "P", "Y", 2000.0, score=1.0), L("Y", "P", "Z", 2000.0, score=1.0)
     ev = [{**G1, "score": 2.0}, x, y]
     ct = [{**G2, "score": 1.0}]
-    res = resolve_question(q, ev, extra=ct)
-    s = tie_report([res])["summary"]
+    s = tie_report(one(q, ev, ct))["summary"]
     # G2 lands in the top 3 with probability 2/3: E[TRP] = (1 + 2/3) / 3, CCR = 2/3
     assert s["TRP"]["expected"] == pytest.approx((1 + 2 / 3) / 3)
     assert (s["TRP"]["min"], s["TRP"]["max"], s["TRP"]["observed"]) == pytest.approx((1 / 3, 2 / 3, 1 / 3))
@@ -431,13 +430,12 @@ def test_ties_trp_ccr_with_repeated_items_against_enumeration():
 
 def test_ties_without_scores_are_exact():
     q = Q([G1, G2])
-    res = resolve_question(q, [("A", "P", "B", 2000, 2000), ("X", "P", "Y", 2000, 2000)])
-    s = tie_report([res])["summary"]
+    s = tie_report(one(q, [("A", "P", "B", 2000, 2000), ("X", "P", "Y", 2000, 2000)]))["summary"]
     assert s["TRP"] == {"observed": 0.5, "expected": 0.5, "min": 0.5, "max": 0.5, "bias": 0.0}
 
 
 def test_ties_trp_macro_like_the_metric_when_nothing_retrieved():
-    s = tie_report([resolve_question(Q([G1]), [])])["summary"]
+    s = tie_report(one(Q([G1]), []))["summary"]
     # TRP_macro is 0.0 when no question retrieved anything (SPEC §3.2), so is its tie summary
     assert s["TRP"] == {"observed": 0.0, "expected": 0.0, "min": 0.0, "max": 0.0, "bias": 0.0}
     assert s["CCR"]["expected"] == 0.0
@@ -530,7 +528,7 @@ def test_run_file_times_read_like_float(tmp_path):
 
 def test_question_without_variant_is_not_evaluable():
     q = {k: v for k, v in _neg_q("a").items() if k != "S_dist"}
-    rep = negatives_report([q], [resolve_question(q, [STALE])], {"a": {"stale_functional": True, "dist_functional": True}})
+    rep = negatives_report(one(q, [STALE]), {"a": {"stale_functional": True, "dist_functional": True}})
     assert rep["counts"]["dist"] == {"evaluable": 0, "functional": 0}
     assert rep["rates"]["dist_exact"] == {"rate": None, "n": 0}
     assert rep["rates"]["stale_exact"] == {"rate": 1.0, "n": 1}

@@ -1,0 +1,88 @@
+"""The key-space effect (SPEC §3.1): would the scores change if ids and labels swapped roles?
+
+Matching on ids (the default when both sides carry them, with
+``benchmark.jsonl`` merged into the gold) or on labels (what the published
+scorer does with ``benchmark_labelled.jsonl`` alone) can differ where homonyms
+occur. :func:`key_space_effect` names the space the questions were matched in
+and counts the questions whose hits or CCR change when both sides are forced
+into the other space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from eval.evidence import EvidenceTable, TablePart, resolve
+from eval.trp_ccr import trp_ccr_arrays
+from tempbench_core.errors import EvidenceError
+
+#: What a part keeps of its reading in the other space: ``(space, hits, ccr)``,
+#: ``(space, None, None)`` when the evidence does not carry that space.
+OtherSpace = tuple[str, list[int] | None, list[int] | None]
+
+
+def used_space(gold_space: Sequence[str], n_items: np.ndarray) -> str:
+    """The space the questions were matched in: that of those with items (else of all), ``mixed``, or ``id`` for none."""
+    spaces = {sp for sp, nr in zip(gold_space, n_items.tolist(), strict=True) if nr} or set(gold_space)
+    return spaces.pop() if len(spaces) == 1 else ("mixed" if spaces else "id")
+
+
+def other_space(used: str) -> str | None:
+    """The space to compare with (``None`` for ``mixed``)."""
+    return {"id": "label", "label": "id"}.get(used)
+
+
+def _other_reading(table: EvidenceTable, space: str) -> tuple[list[int], list[int]]:
+    """Per question, hits and CCR with both sides forced into ``space`` (evidence only, no cut-off ties)."""
+    _, hits, ccr = trp_ccr_arrays(resolve(table.questions, table.evidence, None, space, shared=table.shared, light=True))
+    return hits.tolist(), ccr.tolist()
+
+
+def part_other_space(table: EvidenceTable) -> OtherSpace | None:
+    """The reading in the other space of a table part (key ``auto``), ``None`` when its questions need none."""
+    space = other_space(used_space(table.gold_space, table.items.counts))
+    if space is None:
+        return None
+    try:
+        return (space, *_other_reading(table, space))
+    except EvidenceError:
+        return (space, None, None)
+
+
+def parts_suffice(parts: Sequence[TablePart]) -> bool:
+    """Whether the parts' own other-space readings give the key-space effect of their joined table."""
+    gold_space = [space for part in parts for space in part.gold_space]
+    counts = np.concatenate([part.items["counts"] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+    space = other_space(used_space(gold_space, counts))
+    return space is None or all(part.other_space is not None and part.other_space[0] == space for part in parts)
+
+
+def key_space_effect(table: EvidenceTable, rows: Sequence[Mapping[str, Any]],
+                     parts: Sequence[TablePart] | None = None) -> dict[str, Any]:
+    """``{"used", "other", "questions_differing"}`` of a run's table and its TRP/CCR rows.
+
+    ``used`` is ``"id"``, ``"label"`` or ``"mixed"``; ``questions_differing``
+    is ``None`` when some item or gold triple does not carry the other space.
+    ``parts``: the table was joined from these (:func:`parts_suffice` holds):
+    their own other-space readings are used.
+    """
+    used = used_space(table.gold_space, table.items.counts)
+    space = other_space(used)
+    differing = None
+    if space is not None:
+        alt: tuple[list[int], list[int]] | None
+        if parts is not None:
+            readings = [part.other_space for part in parts]
+            alt = None if any(r[1] is None for r in readings) else (
+                [h for r in readings for h in r[1]], [c for r in readings for c in r[2]])
+        else:
+            try:
+                alt = _other_reading(table, space)
+            except EvidenceError:
+                alt = None
+        if alt is not None:
+            differing = sum((h, c) != (r["hits"], r["ccr"]) for h, c, r in zip(*alt, rows, strict=True))
+    return {"used": used, "other": space, "questions_differing": differing}
