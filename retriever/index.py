@@ -45,7 +45,7 @@ from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
 from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import MissingDataError
-from tempbench_core.jsonl import dumps_compact, loads_fast
+from tempbench_core.jsonl import dumps_compact, dumps_json, loads_fast
 from tempbench_core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
 
 #: The cache layout (2: one memory-mapped ``.npy`` per array; 1: one ``.npz``). An entry of another
@@ -323,7 +323,7 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
             "fingerprint": index.fingerprint,
             "sha256": dict(zip(files, _digests([tmp / f for f in files]), strict=True)),
         }
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        (tmp / "manifest.json").write_text(dumps_json(manifest, indent=2), encoding="utf-8")
         try:
             os.rename(tmp, entry)
         except OSError:

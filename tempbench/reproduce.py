@@ -45,7 +45,7 @@ from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import is_baseline_file, load_baseline, match_config
 from eval.columnar import ColumnsPart, columns_part, parts_suffice
-from eval.diff import compare
+from eval.diff import compare, diff_file_name
 from eval.explain import STAGES, Explainer, attribution_json, question_negatives, summarize
 from eval.report.html import BrowserBlob, browser_json, browser_part, row_sources, write_html
 from eval.report.markdown import write_report
@@ -268,7 +268,7 @@ def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list
                 result = compare(runs[config], baseline, questions, flags, config=config)
                 result["config"] = config
                 results[key] = result
-                write_json(out_dir / "diff" / (key.replace("/", "__").replace(" [", ".").replace("]", "") + ".json"), result)
+                write_json(out_dir / "diff" / diff_file_name(key), result)
         except TempbenchError as exc:
             # One unreadable file must not cost the whole reproduction: report and go on.
             info(f"baselines/{name}: skipped: {exc}")

@@ -42,6 +42,7 @@ from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, loads_fast, read_jsonl, require_file
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
+from tempbench_core.text import terminal_text
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -402,9 +403,12 @@ def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = (
             continue
         digest = sha256_file(ours)
         if digest != theirs["sha256"]:
-            problems.append(f"{name}: the run was made on {theirs.get('path')} (sha256 {theirs['sha256'][:12]}…), "
-                            f"this command has {ours} (sha256 {digest[:12]}…)")
+            problems.append(f"{name}: the run was made on {terminal_text(theirs.get('path'))} (sha256 "
+                            f"{theirs['sha256'][:12]}…), this command has {terminal_text(ours)} (sha256 {digest[:12]}…)")
     if problems and not force:
-        raise RunMismatchError(f"{run_path} was made on other data than given here:\n  " + "\n  ".join(problems)
-                               + "\n(give the data the run was made on, or --force to proceed anyway)")
+        error = RunMismatchError(f"{terminal_text(run_path)} was made on other data than given here:\n  "
+                                 + "\n  ".join(problems)
+                                 + "\n(give the data the run was made on, or --force to proceed anyway)")
+        error.multiline = True  # one problem per line; the paths in it are escaped above
+        raise error
     return problems

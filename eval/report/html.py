@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import html
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,7 +32,7 @@ from eval.explain import STAGE_HELP, STAGES, Explainer, question_detail
 from eval.report.plots import STAGE_COLOURS
 from eval.report.tables import ordered
 from tempbench_core.atomic import write_text
-from tempbench_core.jsonl import dumps_strict_bytes
+from tempbench_core.jsonl import dumps_json, dumps_strict_bytes
 from tempbench_core.schema import format_year
 
 #: Evidence marks of ``tempbench show``, by their code in the blob.
@@ -280,7 +279,7 @@ def browser_part(
             qrows.append([j, {
                 "id": str(d["id"]), "split": d["split"], "q": d["question"],
                 "tq": None if d["t_query"] is None else format_year(d["t_query"]),
-                "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else json.dumps(d["answer"], ensure_ascii=False),
+                "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else dumps_json(d["answer"], indent=None),
                 "op": d["operator"], "cx": d["complexity"],
                 "hops": [_triple_text(h) for h in d["hops"]],
                 "neg": [[variant, _triple_text(p["replaced"]), _triple_text(p["replacement"])]
