@@ -13,8 +13,9 @@ import argparse
 from pathlib import Path
 
 from retriever import load_edgelist, load_labels
+from tempbench.commands._numbers import SEED_RANGE, int_in, seed
 from tempbench.commands.sample import summary_rows
-from tempbench.sample.builder import build_benchmark
+from tempbench.sample.builder import MAX_TARGET_N, build_benchmark
 from tempbench_core import atomic
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError
@@ -27,8 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kg", metavar="CSV", required=True, help="TGB edge list (ts,head,tail,relation_type)")
     parser.add_argument("--labels", metavar="FILE", help="labels TSV or JSON (ids without a label render as the id)")
     parser.add_argument("--out", metavar="DIR", required=True, help="output data root; files go to DIR/benchmark/")
-    parser.add_argument("--target-n", type=int, default=10000, metavar="N", help="number of questions (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=42, metavar="N", help="random seed (default %(default)s)")
+    parser.add_argument("--target-n", type=int_in(1, MAX_TARGET_N), default=10000, metavar="N",
+                        help=f"number of questions, at most {MAX_TARGET_N:,} (default %(default)s)")
+    parser.add_argument("--seed", type=seed, default=42, metavar="N",
+                        help=f"random seed, {SEED_RANGE[0]} to {SEED_RANGE[1]:,} (default %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:

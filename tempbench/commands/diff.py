@@ -17,6 +17,7 @@ from typing import Any
 from eval.baselines import load_baseline
 from eval.diff import baseline_cell, compare, run_evidence, run_sweep
 from retriever import SWEEP_CANDIDATES, from_mapping, load_benchmark, load_config, load_flags, load_index
+from tempbench.commands._numbers import SHOWN_RANGE, int_in
 from tempbench.commands._scoring import add_force_argument, check_runs
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.atomic import write_json
@@ -45,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="configuration of RUN (default: from RUN's .meta.json); the sweep starts from it")
     parser.add_argument("--space", "--key", dest="space", choices=("auto", "id", "label", "line"), default="auto",
                         help="compare items by ids, labels or rendered lines (default auto: ids when both sides have them)")
-    parser.add_argument("--show", type=int, default=10, metavar="N", help="questions shown in detail (default 10)")
+    parser.add_argument("--show", type=int_in(*SHOWN_RANGE), default=10, metavar="N",
+                        help="questions shown in detail (default 10; 0 shows none)")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (for --sweep)")
     add_force_argument(parser)
     add_data_arguments(parser)

@@ -18,6 +18,7 @@ import json
 import time
 from pathlib import Path
 
+from tempbench.commands._numbers import SEED_RANGE, seed
 from tempbench.sample import MAX_ROWS, MIN_ROWS, SCALE_NAMES, generate_sample, resolve_scale
 from tempbench_core.console import info, print_table
 from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED, default_sample_dir
@@ -37,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "283*sqrt(N/550,376) relations (40 to 600) and N/100 questions (200 to 2,000); same TGB "
                            "format and invariants as the presets; memory grows about 0.2 GB per million rows; the scale "
                            "is named rowsN in MANIFEST.json and in the default output directory")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default %(default)s); same seed, same bytes")
+    parser.add_argument("--seed", type=seed, default=DEFAULT_SEED,
+                        help=f"random seed, {SEED_RANGE[0]} to {SEED_RANGE[1]:,} (default %(default)s); same seed, same bytes")
     parser.add_argument("--out", metavar="DIR", help="output directory (default: the per-user sample directory): a new or empty "
                         "folder, or a sample generated before (regenerated in place, keeping files you added)")
 
