@@ -19,6 +19,7 @@ from typing import IO, Any
 import orjson
 
 from tempbench_core.errors import InputError, MissingDataError
+from tempbench_core.text import lone_surrogate
 
 GZIP_SUFFIX = ".gz"
 #: What a damaged gzip stream raises while it is read (bad header, bad data, cut short).
@@ -263,12 +264,39 @@ def loads_fast(data: bytes | str) -> Any:
 def _parse_text(path: Path, number: int, line: str) -> Any:
     """One decoded line through :func:`json.loads`, errors naming file and line."""
     try:
-        return json.loads(line)
+        value = json.loads(line)
     except json.JSONDecodeError as exc:
         problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
         raise InputError(path, number, problem, "one JSON object per line") from None
     except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
         raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
+    refuse_lone_surrogates(path, number, value, line)
+    return value
+
+
+#: A ``\\uD800``-``\\uDFFF`` escape, the only way a JSON text can hold a lone surrogate (UTF-8
+#: decoding refuses encoded ones): only a text with one needs to be walked.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def refuse_lone_surrogates(path: str | Path, line: int | None, value: Any, text: str | bytes) -> None:
+    """An :class:`InputError` when decoded JSON ``value`` (from ``text``) holds a lone surrogate.
+
+    Every JSON input is read under this rule (JSON Lines here; whole-file JSON
+    by its readers): such a string is not text, and it would fail only when a
+    run, a label file or a report is written, as an ``UnicodeEncodeError`` far
+    from its cause. The message names the file, the line and the key path.
+    Valid pairs (``\\ud83d\\ude00``) are text and pass.
+    """
+    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return
+    hit = lone_surrogate(value)
+    if hit is not None:
+        where, escape = hit
+        subject = where if where.startswith("the key") or where == "a string" else f"the field '{where}'"
+        raise InputError(path, line, f"{subject} holds a lone surrogate escape {escape}, which is not text",
+                         "Unicode text: a \\ud800-\\udfff escape only as one half of a pair")
 
 
 def _fast_jsonl(path: Path) -> Iterator[tuple[int, Any]]:

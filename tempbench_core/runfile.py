@@ -40,7 +40,7 @@ from typing import Any
 from tempbench_core.atomic import atomic_open, write_json
 from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError, RunMismatchError
-from tempbench_core.jsonl import dumps_compact, loads_fast, read_jsonl, require_file
+from tempbench_core.jsonl import dumps_compact, loads_fast, read_jsonl, refuse_lone_surrogates, require_file
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
 from tempbench_core.text import terminal_text
 
@@ -246,11 +246,13 @@ def _records(path: Path) -> list[tuple[int, Any]]:
         rows = list(read_jsonl(path, objects_only=False))
     except InputError as jsonl_error:
         try:
-            whole = json.loads(path.read_bytes().decode("utf-8-sig"))
+            text = path.read_bytes().decode("utf-8-sig")
+            whole = json.loads(text)
         except (ValueError, RecursionError):
             raise jsonl_error from None
         if not isinstance(whole, list):
             raise jsonl_error from None
+        refuse_lone_surrogates(path, None, whole, text)
         return [(None, rec) for rec in whole]
     if len(rows) == 1 and isinstance(rows[0][1], list):  # one JSON list on one line
         return [(None, rec) for rec in rows[0][1]]

@@ -53,6 +53,37 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any, where: str = "") -> tuple[str, str] | None:
+    """``(where, escape)`` of the first lone surrogate in a decoded JSON value, else ``None``.
+
+    A JSON text may escape half of a UTF-16 pair on its own (``"\\ud800"``);
+    Python decodes it to a character no UTF-8 file can hold, so a label or
+    a question holding one fails only later, when something is written.
+    ``where`` is the key path (``S_star[0].s``, ``question``, ``the key 'Q1'``),
+    shown escaped.
+    """
+    if isinstance(value, str):
+        found = _SURROGATE_RE.search(value)
+        return None if found is None else (where or "a string", _escape_char(found))
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _SURROGATE_RE.search(key) if isinstance(key, str) else None
+            if found is not None:
+                return f"the key '{terminal_text(key)}'" + (f" of {where}" if where else ""), _escape_char(found)
+            hit = lone_surrogate(item, terminal_text(f"{where}.{key}" if where else str(key)))
+            if hit:
+                return hit
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            hit = lone_surrogate(item, f"{where}[{i}]")
+            if hit:
+                return hit
+    return None
+
+
 def unsafe_characters(text: str) -> list[str]:
     """The distinct characters of ``text`` that :func:`terminal_text` escapes, as their escapes, in order."""
     return list(dict.fromkeys(_escape_char(m) for m in _UNSAFE_RE.finditer(text)))
