@@ -39,7 +39,9 @@ from tempbench_core.schema import format_year
 MARKS = ("", "gold", "stale", "dist")
 
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)$")
-_INLINE = re.compile(r"(`[^`]*`|\*\*[^*]+\*\*)")
+# A code span (a run of backticks, the text, the same run: CommonMark, so a name holding a
+# backtick, fenced by tempbench_core.text.markdown_code, stays one span) or **bold**.
+_INLINE = re.compile(r"(?<!`)(?P<fence>`+)(?!`)(?P<code>.+?)(?<!`)(?P=fence)(?!`)|\*\*(?P<bold>[^*]+)\*\*")
 
 
 # -- the Markdown of report.md -----------------------------------------------------------------
@@ -47,13 +49,18 @@ _INLINE = re.compile(r"(`[^`]*`|\*\*[^*]+\*\*)")
 def _inline(text: str) -> str:
     """Escape one line of Markdown text, turning `code` and **bold** into HTML."""
     out = []
-    for part in _INLINE.split(text):
-        if part.startswith("`") and part.endswith("`") and len(part) >= 2:
-            out.append(f"<code>{html.escape(part[1:-1])}</code>")
-        elif part.startswith("**") and part.endswith("**") and len(part) >= 4:
-            out.append(f"<strong>{html.escape(part[2:-2])}</strong>")
+    at = 0
+    for match in _INLINE.finditer(text):
+        out.append(html.escape(text[at:match.start()]))
+        code = match.group("code")
+        if code is not None:
+            if len(code) > 2 and code.startswith(" ") and code.endswith(" ") and code.strip():
+                code = code[1:-1]  # the padding of a span that starts or ends with a backtick
+            out.append(f"<code>{html.escape(code)}</code>")
         else:
-            out.append(html.escape(part))
+            out.append(f"<strong>{html.escape(match.group('bold'))}</strong>")
+        at = match.end()
+    out.append(html.escape(text[at:]))
     return "".join(out)
 
 
