@@ -656,7 +656,8 @@ def _baselines(report: CheckReport, st: dict[str, Any]) -> None:
             entries.append({"file": name, "recognised": True, "form": "metric table", "values": len(baseline.values),
                             "configs": configs, "impossible": len(baseline.invalid)})
             target = (", ".join(configs) if configs else (config or "oracle (its name names no configuration)"))
-            report.add("info", name, f"metric table: {len(baseline.values):,} values; compared with {target}",
+            impossible = f" (and {len(baseline.invalid):,} impossible, below)" if baseline.invalid else ""
+            report.add("info", name, f"metric table: {len(baseline.values):,} values{impossible}; compared with {target}",
                        "baselines.recognised")
             if baseline.invalid:
                 # a published number no metric can have: the table is wrong there, whatever the run gives
