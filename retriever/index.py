@@ -28,7 +28,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from retriever.bm25 import BM25, K1, B
 from retriever.incidence import Incidence
 from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
+from tempbench_core.console import info
 from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import MissingDataError
 from tempbench_core.jsonl import dumps_compact, dumps_json, loads_fast
@@ -230,7 +230,7 @@ def load_index(
         try:
             index = _read_entry(entry, key)
         except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt
-            print(f"warning: index cache {entry} is corrupted ({exc}); rebuilding", file=sys.stderr)
+            info(f"warning: index cache {entry} is corrupted ({exc}); rebuilding")
             shutil.rmtree(entry, ignore_errors=True)
         else:
             index.timings.update(fingerprint=fp_time, cache_load=time.perf_counter() - start)
@@ -242,7 +242,7 @@ def load_index(
     try:
         _write_entry(entry, index)
     except OSError as exc:
-        print(f"warning: could not write index cache {entry} ({exc})", file=sys.stderr)
+        info(f"warning: could not write index cache {entry} ({exc})")
     else:
         object.__setattr__(index, "cache_path", entry)
     index.timings.update(fingerprint=fp_time, cache_save=time.perf_counter() - start)
