@@ -1,16 +1,19 @@
-"""Numeric options with their ranges, checked where argparse reads them (issue 25, class 7).
+"""Numeric options and their ranges, checked before a command does anything (issue 25, class 7).
 
-A number outside what the code below can use must be a usage error (exit 2,
-naming the option, the value and the range), never a ``ValueError`` from
-``numpy.random.default_rng(-1)``, a ``ZeroDivisionError`` from zero
-permutations or a ``MemoryError`` from a billion bootstrap replicates. Each
-option states its range once, here, and its help text can quote it.
+A number outside what the code can use must be a user error (a
+:class:`~tempbench_core.errors.ConfigError`: exit 2, naming the option, the
+value and the range), never a ``ValueError`` from ``numpy.random.default_rng(-1)``,
+a ``ZeroDivisionError`` from no permutations, a ``MemoryError`` from a billion
+bootstrap replicates or thousands of forked workers. Each option's range is
+stated once, here; the options' help texts quote it, and each command calls
+:func:`check_numbers` first.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+
+from tempbench_core.errors import ConfigError
 
 #: Seeds: what ``numpy.random.default_rng`` accepts (an integer >= 0), bounded so that a seed
 #: that names a folder (the default sample's) stays a short name.
@@ -20,31 +23,29 @@ SEED_RANGE = (0, 2**64 - 1)
 RESAMPLES_RANGE = (1, 100_000)
 #: Worker processes: each is a forked process; beyond a thousand a typo, not a machine.
 WORKERS_RANGE = (1, 1024)
-#: Questions per shard, questions shown: any positive / non-negative count.
+#: Questions per shard; questions shown in detail.
 SHARD_RANGE = (1, 10**9)
 SHOWN_RANGE = (0, 10**9)
+#: Questions of a built benchmark (TempBench has 8,710): the builder's own bound
+#: (tempbench.sample.builder.MAX_TARGET_N, not imported here: that would load numpy for every command).
+TARGET_N_RANGE = (1, 1_000_000)
+
+#: Option destination -> its range.
+RANGES: dict[str, tuple[int, int]] = {
+    "seed": SEED_RANGE, "boot": RESAMPLES_RANGE, "perm": RESAMPLES_RANGE, "workers": WORKERS_RANGE,
+    "shard_size": SHARD_RANGE, "show": SHOWN_RANGE, "target_n": TARGET_N_RANGE,
+}
 
 
-def int_in(low: int, high: int) -> Callable[[str], int]:
-    """An argparse ``type``: an integer from ``low`` to ``high`` (inclusive), else a usage error saying so."""
+def check_numbers(args: argparse.Namespace, *dests: str) -> None:
+    """Refuse any of the options ``dests`` (argparse destinations) outside its range in :data:`RANGES`.
 
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    An option left at ``None`` (its default means "choose for me") is not checked.
+    """
+    for dest in dests:
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        low, high = RANGES[dest]
         if not low <= value <= high:
-            shown = f"{value:,}" if len(text) <= 30 else f"{text.strip()[:20]}... ({len(text.strip())} characters)"
-            raise argparse.ArgumentTypeError(f"expected an integer from {low:,} to {high:,}, got {shown}")
-        return value
-
-    parse.__name__ = "int"  # argparse names the type in its own messages
-    return parse
-
-
-def seed(text: str) -> int:
-    """``--seed``: an integer in :data:`SEED_RANGE`."""
-    return int_in(*SEED_RANGE)(text)
-
-
-seed.__name__ = "int"
+            raise ConfigError(f"--{dest.replace('_', '-')} must be an integer from {low:,} to {high:,}, got {value:,}")

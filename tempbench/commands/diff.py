@@ -17,7 +17,7 @@ from typing import Any
 from eval.baselines import load_baseline
 from eval.diff import baseline_cell, compare, run_evidence, run_sweep
 from retriever import SWEEP_CANDIDATES, from_mapping, load_benchmark, load_config, load_flags, load_index
-from tempbench.commands._numbers import SHOWN_RANGE, int_in
+from tempbench.commands._numbers import check_numbers
 from tempbench.commands._scoring import add_force_argument, check_runs
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.atomic import write_json
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="configuration of RUN (default: from RUN's .meta.json); the sweep starts from it")
     parser.add_argument("--space", "--key", dest="space", choices=("auto", "id", "label", "line"), default="auto",
                         help="compare items by ids, labels or rendered lines (default auto: ids when both sides have them)")
-    parser.add_argument("--show", type=int_in(*SHOWN_RANGE), default=10, metavar="N",
+    parser.add_argument("--show", type=int, default=10, metavar="N",
                         help="questions shown in detail (default 10; 0 shows none)")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (for --sweep)")
     add_force_argument(parser)
@@ -156,6 +156,7 @@ def _span(t: list[float]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Diff RUN against BASELINE; exit 0 whatever the differences."""
+    check_numbers(args, "show")
     if args.keys and not args.sweep:
         raise ConfigError("--keys goes with --sweep")
     run_path = Path(args.run)

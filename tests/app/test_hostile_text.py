@@ -232,11 +232,18 @@ def test_numbers_numpy_cannot_use_are_usage_errors(root, tmp_path, capsys, argv,
     _fails(argv, capsys, option)
 
 
-def test_reproduce_refuses_thousands_of_workers_before_forking_any(capsys):
-    # parsed only: were the bound lost, running it would fork 5,000 processes
-    with pytest.raises(SystemExit) as exc:
-        cli.build_parser("reproduce").parse_args(["reproduce", "--workers", "5000"])
-    assert exc.value.code == 2 and "--workers" in capsys.readouterr().err
+def test_reproduce_refuses_thousands_of_workers_before_forking_any(tmp_path, capsys):
+    # on a data root that does not exist: were the bound lost, the missing data would stop it
+    # (and fail this test) before 5,000 processes are forked
+    _fails(["reproduce", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "o"), "--workers", "5000"], capsys,
+           "--workers", "1,024")
+
+
+def test_the_builder_s_bound_is_the_option_s():
+    from tempbench.commands._numbers import TARGET_N_RANGE
+    from tempbench.sample.builder import MAX_TARGET_N
+
+    assert TARGET_N_RANGE == (1, MAX_TARGET_N)
 
 
 def test_the_library_refuses_them_too():
