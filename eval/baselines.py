@@ -19,7 +19,7 @@ from typing import Any
 
 from eval.metric_tables import MetricBaseline, flatten_rows, metric_table_from_json, read_csv_table
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import read_jsonl, require_file
+from tempbench_core.jsonl import read_jsonl, refuse_lone_surrogates, require_file
 from tempbench_core.runfile import EVIDENCE_FIELDS, ID_FIELDS, RunRecords, read_run
 
 TABLE_SUFFIXES = (".csv", ".tsv")
@@ -75,7 +75,9 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
     if p.suffix.lower() in TABLE_SUFFIXES:
         return read_csv_table(p)
     try:
-        whole = json.loads(p.read_bytes().decode("utf-8-sig"))
+        text = p.read_bytes().decode("utf-8-sig")
+        whole = json.loads(text)
+        refuse_lone_surrogates(p, None, whole, text)
         records = whole if isinstance(whole, list) else [whole]
         first_line = None
     except (ValueError, RecursionError):

@@ -29,6 +29,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tempbench_core.errors import ConfigError
+
+#: The most resampling draws (replicates x questions) one matrix may hold: 2**28 cells are
+#: 2 GiB of float64 counts (plus the int32 draws); beyond, the allocation is refused with a
+#: message instead of ending in a MemoryError (the default, 1,000 x 8,710, is 8.7M).
+MAX_DRAWS = 2**28
+
+
+def check_draws(n: int, count: int, seed: int, what: str = "bootstrap replicates", low: int = 0) -> None:
+    """Refuse, with a :class:`~tempbench_core.errors.ConfigError`, draws numpy cannot or should not make.
+
+    ``seed`` must be an integer >= 0 (``numpy.random.default_rng`` refuses a
+    negative one), ``count`` an integer >= ``low`` whose matrix of ``count x
+    n`` cells stays within :data:`MAX_DRAWS`.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"the seed must be an integer >= 0 (got {seed!r})")
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < low:
+        raise ConfigError(f"the number of {what} must be an integer >= {low} (got {count!r})")
+    if count * max(n, 1) > MAX_DRAWS:
+        raise ConfigError(f"{count:,} {what} over {n:,} questions is {count * n:,} draws, more than the {MAX_DRAWS:,} "
+                          f"this machine-independent bound allows: at most {MAX_DRAWS // max(n, 1):,} {what} here")
+
 
 @dataclass(frozen=True)
 class RatioMetric:
@@ -58,6 +81,7 @@ def count_matrix(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
     The draws are ``numpy.random.default_rng(seed).integers(0, n, (n_boot, n),
     dtype=int32)``: row ``b`` lists the questions of replicate ``b``.
     """
+    check_draws(n, n_boot, seed)
     rng = np.random.default_rng(seed)
     out = np.zeros((n_boot, n), dtype=np.float64)
     if n == 0 or n_boot == 0:
@@ -128,6 +152,7 @@ def paired_test(
     if not names:
         return {}
     n = len(a[names[0]].num)
+    check_draws(n, n_perm, seed, "permutations", low=1)  # p_min = 1 / (n_perm + 1): at least one permutation
     counts = count_matrix(n, n_boot, seed)
     rep_a = _replicates(counts, {k: a[k] for k in names})
     rep_b = _replicates(counts, {k: b[k] for k in names})

@@ -36,6 +36,7 @@ from retriever import describe_variant, sweep_keys, sweep_runs, sweep_variants
 from tempbench_core.errors import EvidenceError, TempbenchError
 from tempbench_core.runfile import RunRecords
 from tempbench_core.schema import format_span
+from tempbench_core.text import terminal_text
 
 SPACES = ("id", "label", "line")
 _FIELDS = {"id": ("s_id", "r_id", "o_id"), "label": ("s", "r", "o")}
@@ -282,6 +283,9 @@ def run_evidence(run: Mapping[Any, Mapping[str, Any]]) -> dict[str, list[dict[st
 def metric_deltas(run_values: Mapping[tuple[str, str], float], base_values: Mapping[tuple[str, str], float]) -> list[dict[str, Any]]:
     """Rows ``{slice, metric, run, baseline, delta}`` for every key the baseline has.
 
+    (:func:`compare` appends a row for each impossible value of a metric table,
+    with ``baseline`` and ``delta`` ``None`` and ``invalid: {given, problem}``.)
+
     ``delta = run - baseline``; ``run`` is ``None`` (and so is ``delta``) when the
     run has no value for that slice and metric. Rows keep the baseline's order.
     """
@@ -488,4 +492,27 @@ def compare(
     known = slice_values(run_values)
     base_values = {(resolve_slice(sl, known), metric): v for (cfg, sl, metric), v in baseline.values.items() if cfg == chosen}
     out["metrics"] = metric_deltas(run_values, base_values)
+    # An impossible published value (NaN, infinite, a share outside [0, 1]) is shown as what it is,
+    # beside our value, and never subtracted: no delta, no NaN in the JSON.
+    for (cfg, sl, metric), bad in baseline.invalid.items():
+        if cfg == chosen:
+            key = (resolve_slice(sl, known), metric)
+            out["metrics"].append({"slice": key[0], "metric": key[1], "run": run_values.get(key), "baseline": None,
+                                   "delta": None, "invalid": {"given": bad.given, "problem": bad.problem}})
     return out
+
+
+def diff_file_name(key: str) -> str:
+    """The file of ``diff/`` for a baselines file (``a/b.csv [oracle]`` -> ``a__b.csv.oracle.json``).
+
+    The key is a file name from the data: a control character in it is
+    written as its escape (:func:`tempbench_core.text.terminal_text`), so the
+    project never creates a file whose name holds a line break or an ESC.
+    """
+    return terminal_text(key.replace("/", "__").replace(" [", ".").replace("]", "")) + ".json"
+
+
+def baseline_cell(row: Mapping[str, Any]) -> Any:
+    """What a table shows as a metric row's baseline: its value, or ``invalid: nan`` for an impossible one."""
+    bad = row.get("invalid")
+    return row["baseline"] if not bad else f"invalid: {bad['given']}"

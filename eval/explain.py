@@ -55,7 +55,6 @@ Decisions (SPEC §7 is silent):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,7 +66,7 @@ from eval.keyspace import GoldTriple
 from retriever import PoolSummary, Retriever, from_mapping
 from tempbench_core.arrays import in_sorted
 from tempbench_core.errors import ConfigError, RunMismatchError
-from tempbench_core.jsonl import dumps_compact
+from tempbench_core.jsonl import dumps_compact, dumps_json
 from tempbench_core.runfile import meta_path, read_meta
 from tempbench_core.schema import valid_at
 
@@ -475,7 +474,7 @@ def attribution_json(result: Mapping[str, Any]) -> str:
         comma = "," if i < len(items) - 1 else ""
         lines.append(f"    {dumps_compact(str(qid))}: {_stage_list(stages)}{comma}")
     lines.append("  },")
-    summary = json.dumps(result["summary"], indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    summary = dumps_json(result["summary"], indent=2).replace("\n", "\n  ")
     lines += [f'  "summary": {summary}', "}"]
     return "\n".join(lines) + "\n"
 
@@ -488,7 +487,7 @@ def _stage_list(stages: Sequence[str]) -> str:
     try:
         return "[" + ", ".join([_QUOTED_STAGES[s] for s in stages]) + "]"
     except (KeyError, TypeError):
-        return json.dumps(list(stages))
+        return dumps_json(list(stages), indent=None)
 
 
 def _tally(stage_lists: Iterable[list[str]]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ items count again for TRP and CCR and are dropped before the rank metrics.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ class Family:
     population: str
     definition: str
     takes_cutoff: bool = False
+    #: A count (``n``: a whole number >= 0) rather than a share (every other family: a number in [0, 1]).
+    count: bool = False
 
 
 FAMILIES: dict[str, Family] = {
@@ -65,7 +68,7 @@ FAMILIES: dict[str, Family] = {
                takes_cutoff=True),
         Family("EM", "exact match", "questions with a prediction", "SPEC §3.6 containment match, an empty prediction scores 0"),
         Family("F1", "token F1", "questions with a prediction", "best token F1 over the gold aliases"),
-        Family("n", "questions", "-", "number of questions"),
+        Family("n", "questions", "-", "number of questions", count=True),
     )
 }
 
@@ -110,6 +113,26 @@ RANK_MEASURES = rank_measures()
 #: The headline metrics of SPEC §3.2 (the published aggregate keys them
 #: ``coverage``, ``TRP_macro``, ``TRP_micro``, ``CCR``).
 COVERAGE, TRP, TRP_MICRO, CCR = (Measure(f) for f in ("coverage", "TRP", "TRP_micro", "CCR"))
+
+
+def value_problem(measure: Measure, value: float, percent: bool = False) -> str | None:
+    """Why ``value`` cannot be a value of ``measure`` (``None`` when it can).
+
+    Every family is a share in [0, 1] except ``n``, a whole number >= 0; NaN and
+    infinities are never values (a published table that prints them holds no
+    number there). The text is what a finding or a report says about the value;
+    ``percent``: the value was written with a ``%`` (then no hint to write one).
+    """
+    if not math.isfinite(value):
+        return "not a finite number"
+    if measure.info.count:
+        if value < 0 or not float(value).is_integer():
+            return "not a whole number >= 0 (a question count)"
+        return None
+    if not 0.0 <= value <= 1.0:
+        hint = f" (a percentage? write it as {value:g}%)" if 1.0 < value <= 100.0 and not percent else ""
+        return f"outside [0, 1], the range of a share{hint}"
+    return None
 
 
 def valid_names() -> list[str]:

@@ -8,17 +8,23 @@ columns) or wide form (a slice column plus one column per metric, or a
 top-level configuration-name key selects a retriever configuration. Metric
 names are read through the declared measures (:mod:`eval.measures`); slices
 are canonicalised to ``all``, ``complexity=V`` or ``operator=V``.
+
+A value that no metric can have (NaN, an infinity, a share outside [0, 1], a
+negative or fractional question count: :func:`eval.measures.value_problem`) is
+kept apart in :attr:`MetricBaseline.invalid`, never among the numbers: ``check``
+reports it as an error, the diff and the report mark it instead of comparing it.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.measures import find
+from eval.measures import find, value_problem
 from tempbench_core.errors import InputError
 from tempbench_core.schema import SHIPPED_CONFIGS
 
@@ -39,13 +45,52 @@ class MetricBaseline:
     values: dict[tuple[str | None, str, str], float]
     kind: str = "metrics"
     skipped: list[str] = field(default_factory=list)  # rows that could not be read, "line N: why"
+    #: ``(config, slice, metric) -> Impossible``: the values no metric can have (moved out of ``values``).
+    invalid: dict[tuple[str | None, str, str], Impossible] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The flatteners store an impossible value under its key like any other, so
+        # that every form of table is checked by one rule; here they are set apart.
+        for key in [k for k, v in self.values.items() if isinstance(v, Impossible)]:
+            self.invalid[key] = self.values.pop(key)
 
     def configs(self) -> list[str | None]:
         """The configurations present, in first-appearance order."""
         seen: dict[str | None, None] = {}
-        for cfg, _, _ in self.values:
+        for cfg, _, _ in (*self.values, *self.invalid):
             seen.setdefault(cfg, None)
         return list(seen)
+
+    def invalid_lines(self) -> list[str]:
+        """One line per impossible value: ``TRP (all) = nan: not a finite number``, with the config when named."""
+        out = []
+        for (cfg, sl, metric), bad in self.invalid.items():
+            where = f"{metric} ({sl})" if cfg is None else f"{cfg} {metric} ({sl})"
+            out.append(f"{where} = {bad.given}: {bad.problem}" + (f" ({bad.line})" if bad.line else ""))
+        return out
+
+
+@dataclass(frozen=True)
+class Impossible:
+    """A published value no metric can have: as given (``"nan"``, ``"-0.2"``), and why."""
+
+    given: str
+    problem: str
+    line: str = ""  # "line N" where the table has lines (CSV, JSON Lines)
+
+
+def checked(metric: str, value: float, raw: Any = None, line: str = "") -> float | Impossible:
+    """``value`` when metric ``metric`` can have it, else an :class:`Impossible` saying why."""
+    measure = find(metric)
+    percent = isinstance(raw, str) and raw.strip().endswith("%")
+    problem = None if measure is None else value_problem(measure, value, percent)
+    if problem is None:
+        return value
+    given = (raw.strip() if isinstance(raw, str) else repr(raw) if isinstance(raw, float)
+             else str(raw) if isinstance(raw, int) else repr(value))
+    if len(given) > 40:  # a 400-digit integer is named, not printed
+        given = f"{given[:20]}... ({len(given)} characters)"
+    return Impossible(given, problem, line)
 
 
 def normalise_metric(name: str) -> str | None:
@@ -89,12 +134,12 @@ def flatten_aggregate(obj: dict[str, Any], cfg: str | None, out: dict) -> bool:
         for fld, per in (obj.get("coverage") or {}).items():
             if isinstance(per, dict) and fld.startswith("by_"):
                 for value, share in per.items():
-                    if isinstance(share, (int, float)):
-                        out[(cfg, normalise_slice(f"{fld}={value}"), "coverage")] = float(share)
+                    if isinstance(share, (int, float)) and not isinstance(share, bool):
+                        out[(cfg, normalise_slice(f"{fld}={value}"), "coverage")] = checked("coverage", _as_float(share), share)
         for name, value in (obj.get("rank") or {}).items():
             metric = normalise_metric(name)
-            if metric and isinstance(value, (int, float)):
-                out[(cfg, "all", metric)] = float(value)
+            if metric and isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[(cfg, "all", metric)] = checked(metric, _as_float(value), value)
     else:
         agg = obj
     if not ({"TRP_macro", "CCR"} <= set(agg) or "n_questions" in agg and len(agg) == 1):
@@ -104,12 +149,12 @@ def flatten_aggregate(obj: dict[str, Any], cfg: str | None, out: dict) -> bool:
             for slice_value, stats in value.items():
                 for metric_name, v in (stats or {}).items():
                     metric = normalise_metric(metric_name)
-                    if metric and isinstance(v, (int, float)):
-                        out[(cfg, normalise_slice(f"{name}={slice_value}"), metric)] = float(v)
+                    if metric and isinstance(v, (int, float)) and not isinstance(v, bool):
+                        out[(cfg, normalise_slice(f"{name}={slice_value}"), metric)] = checked(metric, _as_float(v), v)
         else:
             metric = normalise_metric(name)
             if metric and isinstance(value, (int, float)) and not isinstance(value, bool):
-                out[(cfg, "all", metric)] = float(value)
+                out[(cfg, "all", metric)] = checked(metric, _as_float(value), value)
     return True
 
 
@@ -122,14 +167,15 @@ def _flatten_nested(obj: dict[str, Any], cfg: str | None, out: dict) -> bool:
         for metric_name, per in obj.items():
             for slice_name, v in per.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    out[(cfg, normalise_slice(slice_name), normalise_metric(metric_name))] = float(v)
+                    metric = normalise_metric(metric_name)
+                    out[(cfg, normalise_slice(slice_name), metric)] = checked(metric, _as_float(v), v)
         return True
     found = False
     for slice_name, per in obj.items():
         for metric_name, v in per.items():
             metric = normalise_metric(metric_name)
             if metric and isinstance(v, (int, float)) and not isinstance(v, bool):
-                out[(cfg, normalise_slice(slice_name), metric)] = float(v)
+                out[(cfg, normalise_slice(slice_name), metric)] = checked(metric, _as_float(v), v)
                 found = True
     return found
 
@@ -159,7 +205,7 @@ def flatten_rows(rows: list[dict[str, Any]], out: dict, skipped: list[str] | Non
                 skip(i, f"unknown metric {row[keys['metric']]!r}" if metric is None else f"value {row[keys['value']]!r} is not a number")
                 continue
             sl = _slice_of(row, slice_col)
-            out[(_cfg(row, cfg_col), sl, metric)] = value
+            out[(_cfg(row, cfg_col), sl, metric)] = checked(metric, value, row[keys["value"]], f"line {first_line + i}")
         return bool(out)
     if "metric" in keys:  # a metric column, one column per slice
         for i, row in enumerate(rows):
@@ -172,7 +218,8 @@ def flatten_rows(rows: list[dict[str, Any]], out: dict, skipped: list[str] | Non
                     continue
                 value = _number(raw)
                 if value is not None:
-                    out[(_cfg(row, cfg_col), normalise_slice(col), metric)] = value
+                    out[(_cfg(row, cfg_col), normalise_slice(col), metric)] = checked(metric, value, raw,
+                                                                                      f"line {first_line + i}")
                 elif raw not in (None, ""):
                     skip(i, f"{col}: value {raw!r} is not a number")
         return bool(out)
@@ -184,7 +231,8 @@ def flatten_rows(rows: list[dict[str, Any]], out: dict, skipped: list[str] | Non
         for col in metric_cols:
             value = _number(row.get(col))
             if value is not None:
-                out[(_cfg(row, cfg_col), sl, normalise_metric(col))] = value
+                metric = normalise_metric(col)
+                out[(_cfg(row, cfg_col), sl, metric)] = checked(metric, value, row.get(col), f"line {first_line + i}")
             elif row.get(col) not in (None, ""):
                 skip(i, f"{col}: value {row.get(col)!r} is not a number")
     return bool(out)
@@ -207,11 +255,21 @@ def _cfg(row: dict[str, Any], cfg_col: str | None) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+def _as_float(value: int | float) -> float:
+    """A JSON number as a float; an integer too large for one is infinite (and so refused), not an OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _number(raw: Any) -> float | None:
+    """A cell as a number (``45%`` is 0.45); ``None`` when it is no number. ``nan`` and ``inf`` are numbers
+    here, to be refused by :func:`checked` with the metric in hand."""
     if isinstance(raw, bool) or raw is None:
         return None
     if isinstance(raw, (int, float)):
-        return float(raw)
+        return _as_float(raw)
     try:
         return float(str(raw).strip().rstrip("%")) / (100.0 if str(raw).strip().endswith("%") else 1.0)
     except ValueError:
@@ -233,7 +291,8 @@ def flatten_scores(scores: dict[str, Any]) -> dict[tuple[str, str], float]:
     """A SPEC §6.2 score object or §3.2 aggregate as ``{(slice, metric): value}``."""
     out: dict = {}
     flatten_aggregate(dict(scores), None, out)
-    return {(sl, metric): v for (_, sl, metric), v in out.items()}
+    # the scorer's own values are in range by construction; one that is not is no number to compare either
+    return {(sl, metric): v for (_, sl, metric), v in out.items() if not isinstance(v, Impossible)}
 
 
 def read_csv_table(path: Path) -> MetricBaseline:

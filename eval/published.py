@@ -13,12 +13,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tempbench_core.text import markdown_code
+
 #: The headline metrics compared (names as the flattened score rows use them, SPEC §3.2).
 PUBLISHED_METRICS = ("TRP", "CCR", "coverage")
 
 
-def _overall(rows: list[Mapping[str, Any]], metric: str) -> float | None:
-    return next((r["baseline"] for r in rows if r.get("slice") == "all" and r.get("metric") == metric), None)
+def _overall(rows: list[Mapping[str, Any]], metric: str) -> float | str | None:
+    """The overall value of ``metric``; for an impossible published value its mark (``invalid: nan``), never a number."""
+    row = next((r for r in rows if r.get("slice") == "all" and r.get("metric") == metric), None)
+    if row is None:
+        return None
+    return f"invalid: {row['invalid']['given']}" if row.get("invalid") else row["baseline"]
 
 
 def published_values(diffs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -51,7 +57,7 @@ def published_rows(scores: Mapping[str, Mapping[str, Any]],
             reported, evidence = per[metric]["reported"], per[metric]["evidence"]
             if reported is None and evidence is None:
                 continue
-            sources = ", ".join(f"`{f}`" for f in dict.fromkeys(x[0] for x in (reported, evidence) if x))
+            sources = ", ".join(markdown_code(f) for f in dict.fromkeys(x[0] for x in (reported, evidence) if x))
             rows.append([config, metric, agg.get(ours_key[metric]), None if reported is None else reported[1],
                          None if evidence is None else evidence[1], sources])
     return columns, rows

@@ -23,6 +23,7 @@ from tempbench_core.digest import sha256_json
 from tempbench_core.errors import ConfigError, did_you_mean
 from tempbench_core.layout import shipped_configs_dir
 from tempbench_core.schema import SHIPPED_CONFIGS
+from tempbench_core.text import unsafe_characters
 from tempbench_core.tomlfile import TOMLDecodeError, load_toml, loads_toml
 
 # key -> allowed values, for the string-valued choice keys.
@@ -38,6 +39,21 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 # Fields a line template may use (SPEC §2.5): labels, ids and the rendered time.
 TEMPLATE_FIELDS = ("s", "r", "o", "t", "s_id", "r_id", "o_id", "t_start", "t_end")
+#: The integer fields (years); every other field is text.
+_INT_FIELDS = frozenset({"t_start", "t_end"})
+#: The largest width or precision of a template field: enough to align a column of evidence,
+#: small enough that no line can exhaust memory (``{s:>99999999999}`` would).
+TEMPLATE_MAX_WIDTH = 100
+#: Conversions a field may have: ``!s`` (the text) and ``!r`` (quoted). ``!a`` would write
+#: non-ASCII letters as escapes, which no label the linker or the tie-break compares has.
+_CONVERSIONS = frozenset({None, "s", "r"})
+#: Presentation types of an integer field: decimal, other bases, as a float. Not ``c`` (the
+#: character of a year's code point, an error for a negative year) nor ``n`` (locale-dependent:
+#: the same run would differ between machines).
+_INT_TYPES = frozenset("bdoxXeEfFgG%")
+# [[fill]align][sign][z][#][0][width][grouping][.precision][type], Python's format-spec mini-language
+_SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[,_]?"
+                   r"(?:\.(?P<precision>\d+))?(?P<type>[a-zA-Z%])?", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -147,6 +163,12 @@ def validate(cfg: RetrieverConfig) -> None:
             raise _expect(key, getattr(cfg, key), "a string")
     if not cfg.name or any(ch in cfg.name for ch in "/\\\0"):
         raise _expect("name", cfg.name, "a non-empty file name without path separators")
+    unsafe = unsafe_characters(cfg.name)
+    if unsafe:
+        # The name becomes a file name, a table title and a report heading: a line break or an
+        # ESC in it would make a file no shell lists cleanly and reshape what shows it.
+        raise _expect("name", cfg.name, "a file name of printable characters, without path separators",
+                      f" (it holds {', '.join(unsafe)})")
     for key, allowed in CHOICES.items():
         if getattr(cfg, key) not in allowed:
             raise _expect(key, getattr(cfg, key), "one of " + ", ".join(repr(a) for a in allowed),
@@ -162,16 +184,66 @@ def validate(cfg: RetrieverConfig) -> None:
         raise _expect("caps", list(caps) if isinstance(caps, tuple) else caps, "a list of integers >= 0")
     if len(caps) < cfg.hops:
         raise _expect("caps", list(caps), f"at least hops={cfg.hops} entries, one cap per hop")
+    problem = template_problem(cfg.line_template)
+    if problem:
+        raise _expect("line_template", cfg.line_template,
+                      "a str.format template with fields among " + ", ".join(TEMPLATE_FIELDS) + "; widths and "
+                      f"precisions at most {TEMPLATE_MAX_WIDTH}; conversions !s or !r; see configs/README.md",
+                      f" ({problem})")
+
+
+def template_problem(template: str) -> str | None:
+    """What is wrong with a ``line_template`` (``None`` when nothing is).
+
+    The whole template is checked, not only its field names, so that no
+    evidence line can fail or exhaust memory when it is rendered: only named
+    :data:`TEMPLATE_FIELDS`, without attribute access or indexing (``{s.upper}``
+    prints a memory address, ``{s[3]}`` fails on a short label); conversions
+    ``!s`` and ``!r``; a format spec without nested fields, with a width and
+    precision of at most :data:`TEMPLATE_MAX_WIDTH` and a presentation type its
+    field's type has; no control character (an evidence line is one line).
+    Then the template is rendered once with a text and an integer of each
+    field's type, which catches what is left (``{s:=10}``, ``{s:,}``).
+    """
+    unsafe = unsafe_characters(template)
+    if unsafe:
+        return f"it holds {', '.join(unsafe)}; an evidence line is one line of printable text"
     try:
-        names = {fname for _, fname, _, _ in string.Formatter().parse(cfg.line_template) if fname is not None}
-        cfg.line_template.format(**{f: "x" for f in TEMPLATE_FIELDS})
-    except (ValueError, KeyError, IndexError, AttributeError) as exc:
-        raise _expect(
-            "line_template", cfg.line_template, "a str.format template using only {" + "} {".join(TEMPLATE_FIELDS) + "}"
-        ) from exc
-    unknown = sorted(n for n in names if n.split(".")[0].split("[")[0] not in TEMPLATE_FIELDS)
-    if unknown:
-        raise _expect("line_template", cfg.line_template, "fields among " + ", ".join(TEMPLATE_FIELDS))
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        return str(exc)
+    for _literal, name, spec, conversion in parts:
+        if name is None:
+            continue
+        field = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        if name not in TEMPLATE_FIELDS:
+            if name == "" or name.isdigit():
+                return "fields are named, e.g. {s}, not positional"
+            base = re.split(r"[.\[]", name, maxsplit=1)[0]
+            if base in TEMPLATE_FIELDS:
+                return f"{field}: attribute access and indexing are not allowed"
+            return f"unknown field {{{name}}}{did_you_mean(base, TEMPLATE_FIELDS)}"
+        if conversion not in _CONVERSIONS:
+            return f"{field}: conversion !{conversion} is not allowed"
+        if "{" in spec or "}" in spec:
+            return f"{field}: nested fields in a format spec are not allowed"
+        match = _SPEC.fullmatch(spec)
+        if match is None:
+            return f"{field}: invalid format spec"
+        for part in ("width", "precision"):
+            if match.group(part) is not None and int(match.group(part)) > TEMPLATE_MAX_WIDTH:
+                return f"{field}: {part} {int(match.group(part)):,} is above {TEMPLATE_MAX_WIDTH}"
+        kind = match.group("type")
+        as_int = name in _INT_FIELDS and conversion is None
+        if kind is not None and kind not in (_INT_TYPES if as_int else {"s"}):
+            return (f"{field}: presentation type {kind!r} is not for "
+                    + ("an integer year (allowed: " + " ".join(sorted(_INT_TYPES)) + ")" if as_int else "text"))
+    try:
+        for year in (2000, -44):  # the years of the KG are integers, BCE ones negative
+            template.format(**{f: year if f in _INT_FIELDS else "Ada" for f in TEMPLATE_FIELDS})
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return None
 
 
 def from_mapping(values: dict[str, Any], source: str = "config") -> RetrieverConfig:

@@ -28,7 +28,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -43,9 +42,10 @@ from retriever.bm25 import BM25, K1, B
 from retriever.incidence import Incidence
 from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
+from tempbench_core.console import info
 from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import MissingDataError
-from tempbench_core.jsonl import dumps_compact, loads_fast
+from tempbench_core.jsonl import dumps_compact, dumps_json, loads_fast
 from tempbench_core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
 
 #: The cache layout (2: one memory-mapped ``.npy`` per array; 1: one ``.npz``). An entry of another
@@ -230,7 +230,7 @@ def load_index(
         try:
             index = _read_entry(entry, key)
         except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt
-            print(f"warning: index cache {entry} is corrupted ({exc}); rebuilding", file=sys.stderr)
+            info(f"warning: index cache {entry} is corrupted ({exc}); rebuilding")
             shutil.rmtree(entry, ignore_errors=True)
         else:
             index.timings.update(fingerprint=fp_time, cache_load=time.perf_counter() - start)
@@ -242,7 +242,7 @@ def load_index(
     try:
         _write_entry(entry, index)
     except OSError as exc:
-        print(f"warning: could not write index cache {entry} ({exc})", file=sys.stderr)
+        info(f"warning: could not write index cache {entry} ({exc})")
     else:
         object.__setattr__(index, "cache_path", entry)
     index.timings.update(fingerprint=fp_time, cache_save=time.perf_counter() - start)
@@ -323,7 +323,7 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
             "fingerprint": index.fingerprint,
             "sha256": dict(zip(files, _digests([tmp / f for f in files]), strict=True)),
         }
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        (tmp / "manifest.json").write_text(dumps_json(manifest, indent=2), encoding="utf-8")
         try:
             os.rename(tmp, entry)
         except OSError:

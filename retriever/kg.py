@@ -52,8 +52,13 @@ TS_ALIASES = ("ts", "timestamp")
 EXPECTED_HEADER = ("header ts,head,tail,relation_type (timestamp accepted for ts), "
                    "or any 4-column header, read by position as TGB's loader does")
 # An integer year: optional sign, ASCII digits, optional surrounding blanks
-# (int() alone would also take '1_994' and non-ASCII digits).
+# (int() alone would also take '1_994' and non-ASCII digits). At most 18 digits, so
+# that every year fits the int64 year column with room to compute spans.
 _INT = re.compile(r"[ \t]*[+-]?[0-9]{1,18}[ \t]*")
+# An integer of any length: what is out of range rather than not an integer.
+_ANY_INT = re.compile(r"[ \t]*[+-]?[0-9]+[ \t]*")
+#: The range of a ``ts`` (what :data:`_INT` accepts), for the message of one outside it.
+TS_RANGE_TEXT = "an integer year from -999,999,999,999,999,999 to 999,999,999,999,999,999 (18 digits)"
 _CHUNK_ROWS = 2_000_000
 
 
@@ -398,6 +403,9 @@ def _scan_rows(path: Path, names: list[str], columns: dict[str, int]) -> None:
         ts = fields[columns["ts"]]
         if not _INT.fullmatch(ts):
             shown = repr(ts) if len(ts) <= 40 else repr(ts[:40]) + f"... ({len(ts)} characters)"
+            if _ANY_INT.fullmatch(ts):  # an integer, but too long: say so, not "non-integer"
+                digits = len(ts.strip().lstrip("+-"))
+                raise InputError(path, start, f"ts {shown} is out of range: {digits} digits, more than 18", TS_RANGE_TEXT)
             raise InputError(path, start, f"non-integer ts {shown}", "an integer year")
         for name in ("head", "tail", "relation_type"):
             if not fields[columns[name]].strip():

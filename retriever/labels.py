@@ -27,6 +27,7 @@ from typing import Any
 from tempbench_core.errors import InputError
 from tempbench_core.jsonl import plain_name, read_input_bytes, read_jsonl, require_file
 from tempbench_core.schema import ID_LABEL_PAIRS, TRIPLE_LISTS
+from tempbench_core.text import lone_surrogate, terminal_text
 
 TSV_HEADER = "id\tlabel"
 
@@ -106,6 +107,13 @@ def _parse_json(path: Path, text: str) -> dict[str, str]:
     for key, value in data.items():
         if not key.strip():
             raise InputError(path, _json_line(text, key), "empty id", "non-empty ids")
+        bad = lone_surrogate(key) or lone_surrogate(value)
+        if bad is not None:
+            # a "\ud800" escape decodes to no text: it would fail where the label is written (a run,
+            # a report), far from this file; said here, with the id
+            what = f"the id {terminal_text(key)!r}" if lone_surrogate(key) else f"the label of {key!r}"
+            raise InputError(path, _json_line(text, key), f"{what} holds a lone surrogate escape {bad[1]}, which is not text",
+                             "Unicode text: a \\ud800-\\udfff escape only as one half of a pair")
         if value is None:
             continue
         if not isinstance(value, str):

@@ -34,6 +34,7 @@ from retriever.pipeline import Retriever
 from tempbench_core.atomic import atomic_open
 from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import ConfigError
+from tempbench_core.jsonl import dumps_json
 from tempbench_core.layout import DataPaths, default_index_cache
 from tempbench_core.memory import gc_paused
 from tempbench_core.progress import progress
@@ -132,7 +133,7 @@ def _compute_shard(i: int) -> int:
     records_path, stats_path = _shard_paths(_STATE["parts"], _STATE["fingerprint"], i)
     # scratch files, checked by their sha256 when a resume reads them: no fsync needed
     with atomic_open(stats_path, "w", fsync=False) as handle:
-        handle.write(json.dumps(stats, ensure_ascii=False) + "\n")
+        handle.write(dumps_json(stats, indent=None) + "\n")
     with atomic_open(records_path, "w", fsync=False) as handle:
         handle.write(text)
     return hi - lo

@@ -654,10 +654,18 @@ def _baselines(report: CheckReport, st: dict[str, Any]) -> None:
         else:
             configs = [c for c in baseline.configs() if c is not None]
             entries.append({"file": name, "recognised": True, "form": "metric table", "values": len(baseline.values),
-                            "configs": configs})
+                            "configs": configs, "impossible": len(baseline.invalid)})
             target = (", ".join(configs) if configs else (config or "oracle (its name names no configuration)"))
-            report.add("info", name, f"metric table: {len(baseline.values):,} values; compared with {target}",
+            impossible = f" (and {len(baseline.invalid):,} impossible, below)" if baseline.invalid else ""
+            report.add("info", name, f"metric table: {len(baseline.values):,} values{impossible}; compared with {target}",
                        "baselines.recognised")
+            if baseline.invalid:
+                # a published number no metric can have: the table is wrong there, whatever the run gives
+                lines = baseline.invalid_lines()
+                report.add("error", name, f"{len(lines):,} impossible value(s), not compared by 'tempbench reproduce': "
+                           + "; ".join(lines[:5]) + ("; ..." if len(lines) > 5 else "")
+                           + " (expected finite shares in [0, 1], question counts whole numbers >= 0)",
+                           "baselines.impossible")
     report.facts["baselines"] = entries
 
 

@@ -15,8 +15,10 @@ import importlib
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from tempbench_core.errors import TempbenchError
+from tempbench_core.text import terminal_text
 from tempbench_core.version import __version__
 
 # name -> (module, one-line help). Order is the order shown by --help.
@@ -40,9 +42,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose messages are terminal-safe.
+
+    argparse quotes what the user typed ("unrecognized arguments: ...") as it
+    is; an argument pasted from a file may hold an ESC or BEL.
+    """
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        super()._print_message(terminal_text(message, keep_newlines=True) if message else message, file)
+
+
 def build_parser(selected: str | None) -> argparse.ArgumentParser:
     """Parser with every subcommand listed; only ``selected`` gets its options."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tempbench",
         description=(
             "Reproduce the TempBench BFS+BM25 reference retriever and its TRP/CCR "
@@ -81,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TempbenchError as exc:
         if debug:
             raise
-        print(f"tempbench {args.command}: error: {exc}", file=sys.stderr)
+        # A message names files and quotes data: escaped like every other terminal text.
+        text = terminal_text(exc, keep_newlines=exc.multiline)
+        print(f"tempbench {args.command}: error: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # a second Ctrl-C while we clean up must not print a traceback
@@ -96,10 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, OSError) and exc.filename is not None:
             # A path the user gave that cannot be read or written (a directory
             # where a file belongs, no permission, disk full) is their mistake.
-            print(f"tempbench {args.command}: error: cannot use {exc.filename}: {exc.strerror}", file=sys.stderr)
+            print(f"tempbench {args.command}: error: cannot use {terminal_text(exc.filename)}: {exc.strerror}",
+                  file=sys.stderr)
             return 2
         print(
-            f"tempbench {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+            f"tempbench {args.command}: internal error: {type(exc).__name__}: {terminal_text(exc, keep_newlines=True)}\n"
             "This is a bug; rerun with --debug for the traceback and report it.",
             file=sys.stderr,
         )

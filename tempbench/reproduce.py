@@ -44,7 +44,7 @@ from typing import Any
 from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.baselines import is_baseline_file, load_baseline, match_config
-from eval.diff import compare
+from eval.diff import compare, diff_file_name
 from eval.evidence import TablePart, table_of, table_part
 from eval.explain import STAGES, Explainer, attribution_json, summarize
 from eval.key_space_effect import part_other_space, parts_suffice
@@ -270,7 +270,7 @@ def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list
                 result = compare(runs[config], baseline, questions, flags, config=config)
                 result["config"] = config
                 results[key] = result
-                write_json(out_dir / "diff" / (key.replace("/", "__").replace(" [", ".").replace("]", "") + ".json"), result)
+                write_json(out_dir / "diff" / diff_file_name(key), result)
         except TempbenchError as exc:
             # One unreadable file must not cost the whole reproduction: report and go on.
             info(f"baselines/{name}: skipped: {exc}")

@@ -11,7 +11,6 @@ never the temporary ``.part`` name, with nothing left behind.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tempbench_core.errors import OutputError
-from tempbench_core.jsonl import dumps_compact
+from tempbench_core.jsonl import dumps_compact, dumps_json
 
 
 @contextlib.contextmanager
@@ -71,8 +70,9 @@ def write_text(path: str | Path, text: str) -> None:
 
 
 def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
-    """Write ``obj`` as JSON atomically, keys in insertion order, trailing newline."""
-    write_text(path, json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
+    """Write ``obj`` as strict JSON atomically (:func:`~tempbench_core.jsonl.dumps_json`: a NaN or infinity is
+    ``null``), keys in insertion order, trailing newline."""
+    write_text(path, dumps_json(obj, indent=indent) + "\n")
 
 
 def write_jsonl(path: str | Path, records: Any) -> None:

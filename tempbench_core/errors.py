@@ -10,9 +10,18 @@ import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
+from tempbench_core.text import terminal_text
+
 
 class TempbenchError(Exception):
-    """A user-facing error: the CLI prints ``error: <message>`` and exits 2."""
+    """A user-facing error: the CLI prints ``error: <message>`` and exits 2.
+
+    The message is printed as one line (:func:`tempbench_core.text.terminal_text`:
+    a line break quoted from a file name is shown as ``\\n``); an error whose
+    message lists one problem per line on purpose sets ``multiline = True``.
+    """
+
+    multiline: bool = False
 
 
 class InputError(TempbenchError):
@@ -42,7 +51,9 @@ class InputError(TempbenchError):
         self.line = line
         self.problem = problem
         self.expected = expected
-        where = self.path if line is None else f"{self.path}:{line}"
+        # The path is shown escaped (a file name may hold a line break or an ESC); ``path`` keeps it.
+        shown = terminal_text(self.path)
+        where = shown if line is None else f"{shown}:{line}"
         text = f"{where}: {problem}"
         if expected:
             text += f" (expected {expected})"
@@ -62,7 +73,7 @@ class OutputError(TempbenchError):
 
     def __init__(self, path: str | Path, problem: str) -> None:
         self.path = str(path)
-        super().__init__(f"cannot write {path}: {problem}")
+        super().__init__(f"cannot write {terminal_text(self.path)}: {problem}")
 
 
 class EvidenceError(TempbenchError):

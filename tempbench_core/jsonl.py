@@ -19,6 +19,7 @@ from typing import IO, Any
 import orjson
 
 from tempbench_core.errors import InputError, MissingDataError
+from tempbench_core.text import lone_surrogate
 
 GZIP_SUFFIX = ".gz"
 #: What a damaged gzip stream raises while it is read (bad header, bad data, cut short).
@@ -155,18 +156,64 @@ def _float_form_differs(out: bytes) -> bool:
     return False
 
 
-def dumps_compact(obj: Any) -> str:
-    """``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``, byte for byte, faster.
+# -- strict JSON out ------------------------------------------------------------------------------
+#
+# Every JSON the project writes is strict JSON (RFC 8259): Python's json.dumps writes a
+# NaN or an infinity as the tokens NaN / Infinity, which no other JSON reader accepts
+# (a browser's JSON.parse, jq, orjson). Here such a value is written ``null``, JSON's "no
+# value", the same as a metric without a value; where every float is finite the bytes
+# are json.dumps's. (Impossible published numbers are refused, or marked, where they are
+# read: eval.metric_tables. This is the writers' guarantee, whatever reaches them.)
 
-    Key order is insertion order, floats are Python's shortest ``repr``.
+
+def _dumps(obj: Any, **options: Any) -> str:
+    """``json.dumps(obj, ensure_ascii=False, **options)``, with every NaN or infinity written ``null``."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False, **options)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):  # e.g. a circular reference: not ours to map
+            raise
+    return json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False, **options)
+
+
+def dumps_json(obj: Any, indent: int | None = 2) -> str:
+    """The project's JSON document writer: ``json.dumps(obj, indent=indent, ensure_ascii=False)``, strict.
+
+    Key order is insertion order; a NaN or infinity is written ``null``
+    (see above). The bytes of every finite document are json.dumps's.
+    """
+    return _dumps(obj, indent=indent)
+
+
+def terminal_json(obj: Any, indent: int | None = 2) -> str:
+    """:func:`dumps_json` for a terminal: also every character json leaves raw that drives one.
+
+    JSON escapes the C0 controls itself; DEL, the C1 controls, the line
+    separators, the bidirectional overrides and lone surrogates it writes as
+    they are (``ensure_ascii=False``). They are written as ``\\uXXXX`` escapes:
+    the same JSON value, nothing raw on the terminal.
+    """
+    text = dumps_json(obj, indent)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+#: What :func:`terminal_json` escapes (the C0 controls never reach it: JSON escapes them).
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def dumps_compact(obj: Any) -> str:
+    """``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``, byte for byte, faster; strict JSON.
+
+    Key order is insertion order, floats are Python's shortest ``repr``; a NaN
+    or infinity is written ``null`` (strict JSON, as :func:`dumps_json`).
     """
     try:
         out = orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    # null: a None, or a NaN/infinity that json.dumps writes as NaN/Infinity
+        return _dumps(obj, separators=(",", ":"))
+    # null: a None, or a NaN/infinity (orjson writes those null too; json.dumps would write NaN)
     if b"null" in out or _float_form_differs(out):
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        return _dumps(obj, separators=(",", ":"))
     return out.decode("utf-8")
 
 
@@ -187,18 +234,18 @@ def dumps_strict_bytes(obj: Any) -> bytes:
     except (TypeError, orjson.JSONEncodeError):
         out = None
     if out is None or _float_form_differs(out):
-        return json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return _dumps(obj, separators=(",", ":")).encode("utf-8")
     return out
 
 
 def _finite(obj: Any) -> Any:
     """``obj`` with every NaN or infinity replaced by ``None`` (tuples become lists, as JSON writes them)."""
-    kind = type(obj)
-    if kind is float:
+    # isinstance, not type: numpy's float64 is a float subclass, and json writes it as a float
+    if isinstance(obj, float):
         return obj if obj - obj == 0 else None
-    if kind is list or kind is tuple:
+    if isinstance(obj, (list, tuple)):
         return [_finite(x) for x in obj]
-    if kind is dict:
+    if isinstance(obj, dict):
         return {k: _finite(v) for k, v in obj.items()}
     return obj
 
@@ -217,12 +264,39 @@ def loads_fast(data: bytes | str) -> Any:
 def _parse_text(path: Path, number: int, line: str) -> Any:
     """One decoded line through :func:`json.loads`, errors naming file and line."""
     try:
-        return json.loads(line)
+        value = json.loads(line)
     except json.JSONDecodeError as exc:
         problem = "truncated JSON" if not line.endswith("\n") else f"not valid JSON ({exc.msg})"
         raise InputError(path, number, problem, "one JSON object per line") from None
     except (ValueError, RecursionError) as exc:  # a >4300-digit integer, absurd nesting
         raise InputError(path, number, f"unreadable JSON ({type(exc).__name__}: {exc})", "one JSON object per line") from None
+    refuse_lone_surrogates(path, number, value, line)
+    return value
+
+
+#: A ``\\uD800``-``\\uDFFF`` escape, the only way a JSON text can hold a lone surrogate (UTF-8
+#: decoding refuses encoded ones): only a text with one needs to be walked.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def refuse_lone_surrogates(path: str | Path, line: int | None, value: Any, text: str | bytes) -> None:
+    """An :class:`InputError` when decoded JSON ``value`` (from ``text``) holds a lone surrogate.
+
+    Every JSON input is read under this rule (JSON Lines here; whole-file JSON
+    by its readers): such a string is not text, and it would fail only when a
+    run, a label file or a report is written, as an ``UnicodeEncodeError`` far
+    from its cause. The message names the file, the line and the key path.
+    Valid pairs (``\\ud83d\\ude00``) are text and pass.
+    """
+    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return
+    hit = lone_surrogate(value)
+    if hit is not None:
+        where, escape = hit
+        subject = where if where.startswith("the key") or where == "a string" else f"the field '{where}'"
+        raise InputError(path, line, f"{subject} holds a lone surrogate escape {escape}, which is not text",
+                         "Unicode text: a \\ud800-\\udfff escape only as one half of a pair")
 
 
 def _fast_jsonl(path: Path) -> Iterator[tuple[int, Any]]:

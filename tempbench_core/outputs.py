@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from tempbench_core.atomic import write_text
+from tempbench_core.atomic import write_json
 from tempbench_core.errors import OutputError
 
 LEDGER = ".tempbench-output.json"
@@ -99,5 +99,5 @@ def claim_output_dir(path: str | Path, kind: str, inputs: Iterable[str | Path | 
         return out
     out.mkdir(exist_ok=True)
     if not (out / LEDGER).is_file():
-        write_text(out / LEDGER, json.dumps({"kind": kind, "written_by": "tempbench"}, indent=2) + "\n")
+        write_json(out / LEDGER, {"kind": kind, "written_by": "tempbench"})
     return out

@@ -6,6 +6,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
+from tempbench_core.text import terminal_text
+
 T = TypeVar("T")
 
 
@@ -39,8 +41,12 @@ def progress(items: Iterable[T], total: int | None = None, description: str = ""
     )
     # The bar belongs on stderr with the other status messages: stdout may be a
     # pipe or a file holding the tables, and rich's default console is stdout.
+    from rich.markup import escape
+
     with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task(description, total=total)
+        # the description names a run (a user's configuration name) or a file: shown as
+        # written, never as rich markup ("[link=...]") nor with a control character
+        task = bar.add_task(escape(terminal_text(description)), total=total)
         for item in items:
             yield item
             bar.advance(task)

@@ -40,8 +40,9 @@ from typing import Any
 from tempbench_core.atomic import atomic_open, write_json
 from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError, RunMismatchError
-from tempbench_core.jsonl import dumps_compact, loads_fast, read_jsonl, require_file
+from tempbench_core.jsonl import dumps_compact, loads_fast, read_jsonl, refuse_lone_surrogates, require_file
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
+from tempbench_core.text import terminal_text
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -245,11 +246,13 @@ def _records(path: Path) -> list[tuple[int, Any]]:
         rows = list(read_jsonl(path, objects_only=False))
     except InputError as jsonl_error:
         try:
-            whole = json.loads(path.read_bytes().decode("utf-8-sig"))
+            text = path.read_bytes().decode("utf-8-sig")
+            whole = json.loads(text)
         except (ValueError, RecursionError):
             raise jsonl_error from None
         if not isinstance(whole, list):
             raise jsonl_error from None
+        refuse_lone_surrogates(path, None, whole, text)
         return [(None, rec) for rec in whole]
     if len(rows) == 1 and isinstance(rows[0][1], list):  # one JSON list on one line
         return [(None, rec) for rec in rows[0][1]]
@@ -402,9 +405,12 @@ def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = (
             continue
         digest = sha256_file(ours)
         if digest != theirs["sha256"]:
-            problems.append(f"{name}: the run was made on {theirs.get('path')} (sha256 {theirs['sha256'][:12]}…), "
-                            f"this command has {ours} (sha256 {digest[:12]}…)")
+            problems.append(f"{name}: the run was made on {terminal_text(theirs.get('path'))} (sha256 "
+                            f"{theirs['sha256'][:12]}…), this command has {terminal_text(ours)} (sha256 {digest[:12]}…)")
     if problems and not force:
-        raise RunMismatchError(f"{run_path} was made on other data than given here:\n  " + "\n  ".join(problems)
-                               + "\n(give the data the run was made on, or --force to proceed anyway)")
+        error = RunMismatchError(f"{terminal_text(run_path)} was made on other data than given here:\n  "
+                                 + "\n  ".join(problems)
+                                 + "\n(give the data the run was made on, or --force to proceed anyway)")
+        error.multiline = True  # one problem per line; the paths in it are escaped above
+        raise error
     return problems

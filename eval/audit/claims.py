@@ -9,6 +9,7 @@ ambiguous claim: shown, but left out of the verdict count.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,30 @@ class Claim:
     share: str | None = None
 
 
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def paper_value_problem(kind: str, value: Any) -> str | None:
+    """Why ``value`` cannot be a published value of ``kind`` (``None`` when it can).
+
+    A published number that no claim can have (TOML writes ``nan`` and ``inf``
+    too) would show as "paper nan" with a delta of ±inf: it is refused when
+    the file is read. A count is a whole number >= 0, a rate a share in
+    [0, 1], a range ``[low, high]`` of two such shares with ``low <= high``.
+    """
+    if kind == "count":
+        ok = _finite_number(value) and value >= 0 and float(value).is_integer()
+        return None if ok else "expected a whole number >= 0 (a count)"
+    if kind == "rate":
+        return None if _finite_number(value) and 0 <= value <= 1 else "expected a share in [0, 1] (9.86% is 0.0986)"
+    if kind == "range":
+        ok = (isinstance(value, list) and len(value) == 2 and all(_finite_number(v) and 0 <= v <= 1 for v in value)
+              and value[0] <= value[1])
+        return None if ok else "expected [low, high], two shares in [0, 1] with low <= high"
+    return None
+
+
 def paper_numbers_path() -> Path:
     """The shipped ``paper_numbers.toml``."""
     return shipped_configs_dir() / "paper_numbers.toml"
@@ -67,6 +92,12 @@ def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, 
             raise ConfigError(f"{p}: claim {row['id']!r} has kind {row['kind']!r} (expected one of {', '.join(tolerances)})")
         if row["compute"] not in COMPUTE:
             raise ConfigError(f"{p}: claim {row['id']!r} names compute {row['compute']!r} (known: {', '.join(sorted(COMPUTE))})")
+        problem = paper_value_problem(row["kind"], row["paper"])
+        if problem:
+            raise ConfigError(f"{p}: claim {row['id']!r} has paper = {row['paper']!r}: {problem}")
+        for name, tol in dict(row.get("tolerance", {})).items():
+            if not _finite_number(tol) or tol < 0:
+                raise ConfigError(f"{p}: claim {row['id']!r} has tolerance {name} = {tol!r} (expected a finite number >= 0)")
         claims.append(Claim(
             id=row["id"], section=str(row["section"]), group=row["group"], what=row["what"], paper=row["paper"],
             kind=row["kind"], compute=row["compute"], params=dict(row.get("params", {})), command=row["command"],

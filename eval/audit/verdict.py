@@ -19,6 +19,7 @@ boundary despite binary floating point):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -114,7 +115,11 @@ def tolerances_from_toml(table: Mapping[str, Any] | None) -> dict[str, dict[str,
     for kind, values in (table or {}).items():
         if kind not in out:
             raise ValueError(f"unknown tolerance class {kind!r}; expected one of {', '.join(KINDS)}")
-        out[kind].update({str(k): float(v) for k, v in values.items()})
+        for k, v in values.items():
+            number = float(v)
+            if not math.isfinite(number) or number < 0:  # a NaN bound would make every verdict FAIL silently
+                raise ValueError(f"tolerance {kind}.{k} = {v!r} (expected a finite number >= 0)")
+            out[kind][str(k)] = number
     return out
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import html
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -34,14 +33,16 @@ from eval.question_detail import question_detail
 from eval.report.plots import STAGE_COLOURS
 from eval.report.tables import ordered
 from tempbench_core.atomic import write_text
-from tempbench_core.jsonl import dumps_strict_bytes
+from tempbench_core.jsonl import dumps_json, dumps_strict_bytes
 from tempbench_core.schema import format_year
 
 #: Evidence marks of ``tempbench show``, by their code in the blob.
 MARKS = ("", "gold", "stale", "dist")
 
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)$")
-_INLINE = re.compile(r"(`[^`]*`|\*\*[^*]+\*\*)")
+# A code span (a run of backticks, the text, the same run: CommonMark, so a name holding a
+# backtick, fenced by tempbench_core.text.markdown_code, stays one span) or **bold**.
+_INLINE = re.compile(r"(?<!`)(?P<fence>`+)(?!`)(?P<code>.+?)(?<!`)(?P=fence)(?!`)|\*\*(?P<bold>[^*]+)\*\*")
 
 
 # -- the Markdown of report.md -----------------------------------------------------------------
@@ -49,13 +50,18 @@ _INLINE = re.compile(r"(`[^`]*`|\*\*[^*]+\*\*)")
 def _inline(text: str) -> str:
     """Escape one line of Markdown text, turning `code` and **bold** into HTML."""
     out = []
-    for part in _INLINE.split(text):
-        if part.startswith("`") and part.endswith("`") and len(part) >= 2:
-            out.append(f"<code>{html.escape(part[1:-1])}</code>")
-        elif part.startswith("**") and part.endswith("**") and len(part) >= 4:
-            out.append(f"<strong>{html.escape(part[2:-2])}</strong>")
+    at = 0
+    for match in _INLINE.finditer(text):
+        out.append(html.escape(text[at:match.start()]))
+        code = match.group("code")
+        if code is not None:
+            if len(code) > 2 and code.startswith(" ") and code.endswith(" ") and code.strip():
+                code = code[1:-1]  # the padding of a span that starts or ends with a backtick
+            out.append(f"<code>{html.escape(code)}</code>")
         else:
-            out.append(html.escape(part))
+            out.append(f"<strong>{html.escape(match.group('bold'))}</strong>")
+        at = match.end()
+    out.append(html.escape(text[at:]))
     return "".join(out)
 
 
@@ -281,7 +287,7 @@ def browser_part(
             qrows.append([j, {
                 "id": str(d["id"]), "split": d["split"], "q": d["question"],
                 "tq": None if d["t_query"] is None else format_year(d["t_query"]),
-                "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else json.dumps(d["answer"], ensure_ascii=False),
+                "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else dumps_json(d["answer"], indent=None),
                 "op": d["operator"], "cx": d["complexity"],
                 "hops": [_triple_text(h) for h in d["hops"]],
                 "neg": [[variant, _triple_text(p["replaced"]), _triple_text(p["replacement"])]

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from eval.audit.format import verdict_summary
+from eval.diff import baseline_cell
 from eval.explain import STAGE_HELP, STAGES
 from eval.measures import FAMILIES, RANK_MEASURES
 from eval.published import published_rows
 from eval.report.plots import TIE_METRICS, write_plots
 from eval.report.tables import audit_table, fmt, headline_rows, md_table, ordered, slice_rows
 from tempbench_core.atomic import write_text
+from tempbench_core.text import markdown_code, markdown_text
 
 #: Rank metrics shown in the report (every one is in ``scores/<config>.json``).
 REPORT_RANK_MEASURES = tuple(m for m in RANK_MEASURES if not (m.family == "ndcg" and m.cutoff < 10))
@@ -68,7 +70,7 @@ def definition_lines(scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
         for name, k in known.items():
             n = k.get("questions_differing")
             other = "" if n is None else f"; {n:,} question(s) score otherwise on {k['other']}s"
-            parts.append(f"{name}: {k['used']}{other}")
+            parts.append(f"{markdown_text(name)}: {k['used']}{other}")
         out.append("- Key space (SPEC §3.1): evidence matched to gold on " + "; ".join(parts) + ".")
     return out
 
@@ -107,7 +109,7 @@ def write_report(
         plots = write_plots(scores, out / "plots", attribution=attribution)
     lines: list[str] = ["# TempBench reproduction report", ""]
     for key, value in (meta or {}).items():
-        lines.append(f"- **{key}**: {value}")
+        lines.append(f"- **{key}**: {markdown_text(value)}")
     if meta:
         lines.append("")
     cols, rows = headline_rows(scores)
@@ -166,12 +168,13 @@ def write_report(
     if diffs:
         lines += ["## Diff against published baselines (SPEC §6.3)", ""]
         for name, d in diffs.items():
-            lines += [f"### `{name}`", ""]
+            # a baseline's name is a file name from the data: one line, a code span it cannot close
+            lines += [f"### {markdown_code(name)}", ""]
             if d.get("error"):
-                lines += [f"Skipped: {d['error']}", ""]
+                lines += [f"Skipped: {markdown_text(d['error'])}", ""]
                 continue
             if d.get("config"):
-                lines.append(f"Compared with run `{d['config']}`.")
+                lines.append(f"Compared with run {markdown_code(d['config'])}.")
                 lines.append("")
             summ = d.get("summary")
             if summ:
@@ -179,8 +182,9 @@ def write_report(
                           f"({summ['exact_share']:.1%}), items compared by {d.get('space')}.", "",
                           md_table(["measure", "value"], [[k, v] for k, v in summ.items() if k not in ("exact", "exact_share")]), ""]
                 if summ["exact"] < summ["baseline_questions"]:
+                    sweep = markdown_code(f"tempbench diff runs/{d.get('config')}.jsonl BASELINE --sweep")
                     lines += [f"Per-question differences: `diff/`. To find the decision options (SPEC §2) that reproduce "
-                              f"this baseline: `tempbench diff runs/{d.get('config')}.jsonl BASELINE --sweep`.", ""]
+                              f"this baseline: {sweep}.", ""]
             metric_rows = d.get("metrics") or []
             differ = [m for m in metric_rows if m["delta"] is None or abs(m["delta"]) > 1e-12]
             if metric_rows and not differ:
@@ -190,9 +194,15 @@ def write_report(
                 lines += [f"{len(differ)} of {len(metric_rows)} (slice, metric) values differ"
                           + (" (the first 40 shown; all in `diff/`)" if len(differ) > 40 else "") + ":", "",
                           md_table(["slice", "metric", "run", "baseline", "delta"],
-                                    [[m["slice"], m["metric"], m["run"], m["baseline"], m["delta"]] for m in shown]), ""]
+                                    [[m["slice"], m["metric"], m["run"], baseline_cell(m), m["delta"]] for m in shown]), ""]
+            invalid = [m for m in metric_rows if m.get("invalid")]
+            if invalid:
+                lines += [f"{len(invalid)} published value(s) are impossible and were not compared (marked `invalid`): "
+                          + markdown_text("; ".join(f"{m['metric']} ({m['slice']}) = {m['invalid']['given']}: "
+                                                    f"{m['invalid']['problem']}" for m in invalid[:10])
+                                          + (" ..." if len(invalid) > 10 else "")) + ".", ""]
             if d.get("metrics_note"):
-                lines += [d["metrics_note"], ""]
+                lines += [markdown_text(d["metrics_note"]), ""]
     report = out / "report.md"
     write_text(report, "\n".join(lines).rstrip() + "\n")
     return report

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eval.audit.format import format_delta, format_value
 from tempbench_core.schema import SHIPPED_CONFIGS
+from tempbench_core.text import markdown_cell, markdown_code
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -17,6 +19,10 @@ def fmt(value: Any, digits: int = 3) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
+        if not math.isfinite(value):
+            # never printed as a number: impossible values are refused where they are read, so
+            # this is the last line of defence, and it says what it found
+            return f"invalid ({value})"
         text = f"{value:.{digits}f}"
         return text[1:] if text.startswith("-") and float(text) == 0 else text  # no "-0.000"
     return str(value)
@@ -103,9 +109,10 @@ def slice_rows(scores: Mapping[str, Mapping[str, Any]], field: str) -> tuple[lis
 
 
 def md_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "| " + " | ".join(columns) + " |"
+    """A Markdown table; every header and cell through :func:`tempbench_core.text.markdown_cell` (one line, bars escaped)."""
+    head = "| " + " | ".join(markdown_cell(c) for c in columns) + " |"
     sep = "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(columns))) + "|"
-    body = ["| " + " | ".join(fmt(v).replace("|", "\\|") for v in row) + " |" for row in rows]
+    body = ["| " + " | ".join(markdown_cell(fmt(v)) for v in row) + " |" for row in rows]
     return "\n".join([head, sep, *body])
 
 
@@ -115,6 +122,6 @@ def audit_table(rows: Sequence[Mapping[str, Any]]) -> str:
     for r in rows:
         reproduced = format_value(r["reproduced"], r["kind"], r["of"], like=r["paper"])
         note = r.get("reason") or r.get("note") or ""
-        out.append([f"`{r['id']}` {r['what']}", format_value(r["paper"], r["kind"], r["paper_of"]), reproduced,
+        out.append([f"{markdown_code(r['id'])} {r['what']}", format_value(r["paper"], r["kind"], r["paper_of"]), reproduced,
                     format_delta(r["delta"], r["kind"], like=r["paper"]), r["verdict"], note])
     return md_table(["claim", "paper", "reproduced", "delta", "verdict", "note"], out)

@@ -8,6 +8,7 @@ from typing import Any
 
 from eval.keyspace import KEY_CHOICES
 from retriever import load_benchmark, load_flags
+from tempbench.commands._numbers import RESAMPLES_RANGE, SEED_RANGE, check_numbers
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError, MissingDataError
@@ -21,8 +22,9 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
                         "questions absent from the run count as empty retrievals (SPEC §3.2) "
                         "(default: exactly the questions in the run)")
     parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")
-    parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates for the 95%% intervals (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--boot", type=int, default=1000, metavar="N",
+                        help=f"bootstrap replicates for the 95%% intervals, 1 to {RESAMPLES_RANGE[1]:,} (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help=f"bootstrap seed, 0 to {SEED_RANGE[1]:,} (default 0)")
     add_force_argument(parser)
     add_data_arguments(parser, kg=False)
 
@@ -60,6 +62,7 @@ def check_boot(args: argparse.Namespace) -> None:
 
     if args.boot < 1:
         raise ConfigError(f"--boot must be at least 1, got {args.boot}")
+    check_numbers(args, "boot", "seed", "perm")
 
 
 def ci_text(ci: list[float] | None) -> str:

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from retriever import load_edgelist, load_labels
+from tempbench.commands._numbers import SEED_RANGE, TARGET_N_RANGE, check_numbers
 from tempbench.commands.sample import summary_rows
 from tempbench.sample.builder import build_benchmark
 from tempbench_core import atomic
@@ -27,14 +28,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kg", metavar="CSV", required=True, help="TGB edge list (ts,head,tail,relation_type)")
     parser.add_argument("--labels", metavar="FILE", help="labels TSV or JSON (ids without a label render as the id)")
     parser.add_argument("--out", metavar="DIR", required=True, help="output data root; files go to DIR/benchmark/")
-    parser.add_argument("--target-n", type=int, default=10000, metavar="N", help="number of questions (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=42, metavar="N", help="random seed (default %(default)s)")
+    parser.add_argument("--target-n", type=int, default=10000, metavar="N",
+                        help=f"number of questions, at most {TARGET_N_RANGE[1]:,} (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=42, metavar="N",
+                        help=f"random seed, {SEED_RANGE[0]} to {SEED_RANGE[1]:,} (default %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Build and write the benchmark, then print its summary tables."""
     if args.target_n < 1:
         raise ConfigError(f"--target-n must be a positive integer, got {args.target_n}")
+    check_numbers(args, "target_n", "seed")
     claim_output_dir(args.out, "data-root", [args.kg, args.labels], create=False)  # fail before the slow part
     kg = load_edgelist(Path(args.kg))
     labels = load_labels(Path(args.labels)) if args.labels else {}

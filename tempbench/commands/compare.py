@@ -13,6 +13,7 @@ from typing import Any
 
 from eval.paired import compare_evaluations
 from eval.scoring import evaluate
+from tempbench.commands._numbers import RESAMPLES_RANGE
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
 from tempbench.data import data_from_args
 from tempbench_core.atomic import write_json
@@ -28,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_b", metavar="RUN_B", help="second run file or evidence JSONL")
     parser.add_argument("--json", metavar="OUT", help="write the comparison as JSON")
     parser.add_argument("--perm", type=int, default=1000, metavar="N",
-                        help="permutations for the two-sided paired permutation test (default 1000; the smallest "
-                             "reportable p is 1/(N+1))")
+                        help=f"permutations for the two-sided paired permutation test, 1 to {RESAMPLES_RANGE[1]:,} "
+                             "(default 1000; the smallest reportable p is 1/(N+1))")
     parser.add_argument("--holm", action="store_true",
                         help="add Holm-adjusted p-values over every reported row (overall and slices)")
     add_scoring_arguments(parser)

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from eval.baselines import load_baseline
-from eval.diff import compare, run_evidence, run_sweep
+from eval.diff import baseline_cell, compare, run_evidence, run_sweep
 from retriever import SWEEP_CANDIDATES, from_mapping, load_benchmark, load_config, load_flags, load_index
+from tempbench.commands._numbers import check_numbers
 from tempbench.commands._scoring import add_force_argument, check_runs
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.atomic import write_json
@@ -25,6 +26,7 @@ from tempbench_core.errors import ConfigError, RunMismatchError, TempbenchError
 from tempbench_core.layout import default_index_cache
 from tempbench_core.outputs import check_output_file
 from tempbench_core.runfile import RunRecords, meta_path, read_meta, read_run
+from tempbench_core.text import terminal_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="configuration of RUN (default: from RUN's .meta.json); the sweep starts from it")
     parser.add_argument("--space", "--key", dest="space", choices=("auto", "id", "label", "line"), default="auto",
                         help="compare items by ids, labels or rendered lines (default auto: ids when both sides have them)")
-    parser.add_argument("--show", type=int, default=10, metavar="N", help="questions shown in detail (default 10)")
+    parser.add_argument("--show", type=int, default=10, metavar="N",
+                        help="questions shown in detail (default 10; 0 shows none)")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (for --sweep)")
     add_force_argument(parser)
     add_data_arguments(parser)
@@ -84,16 +87,22 @@ def print_diff(result: dict[str, Any], show: int = 10) -> None:
                              f"(rank {m['run_rank']}), baseline {_span(m['baseline_time'])} (rank {m['baseline_rank']})")
             for m in d["reordered"]:
                 parts.append(f"  reordered: {m['item']} (run rank {m['run_rank']}, baseline rank {m['baseline_rank']})")
-            print(f"{qid}:\n" + "\n".join(parts))
+            # one line per item: the items are data, each escaped on its own line
+            print(f"{terminal_text(qid)}:\n" + "\n".join(terminal_text(part) for part in parts))
     if result.get("metrics"):
         # Only what differs is printed; --json keeps every row.
         differ = [m for m in result["metrics"] if m["delta"] is None or abs(m["delta"]) > 1e-12]
         if differ:
             print_table(f"metric deltas (run - baseline): {len(differ)} of {len(result['metrics'])} differ",
                         ["slice", "metric", "run", "baseline", "delta"],
-                        [[m["slice"], m["metric"], m["run"], m["baseline"], m["delta"]] for m in differ])
+                        [[m["slice"], m["metric"], m["run"], baseline_cell(m), m["delta"]] for m in differ])
         else:
             info(f"metric deltas: all {len(result['metrics'])} (slice, metric) values equal")
+    invalid = [m for m in result.get("metrics") or [] if m.get("invalid")]
+    if invalid:
+        info(f"{len(invalid)} value(s) of the baseline table are impossible and were not compared: "
+             + "; ".join(f"{m['metric']} ({m['slice']}) = {m['invalid']['given']}: {m['invalid']['problem']}"
+                         for m in invalid[:5]) + (" ..." if len(invalid) > 5 else ""))
     if result.get("metrics_note"):
         info(result["metrics_note"])
     skipped = result.get("skipped_rows") or []
@@ -147,6 +156,7 @@ def _span(t: list[float]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Diff RUN against BASELINE; exit 0 whatever the differences."""
+    check_numbers(args, "show")
     if args.keys and not args.sweep:
         raise ConfigError("--keys goes with --sweep")
     run_path = Path(args.run)

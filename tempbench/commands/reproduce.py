@@ -12,6 +12,7 @@ import time
 
 from eval.audit.format import verdict_summary
 from eval.report.tables import headline_rows
+from tempbench.commands._numbers import RESAMPLES_RANGE, WORKERS_RANGE, check_numbers
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench.reproduce import reproduce
 from tempbench_core.console import info, print_table
@@ -27,14 +28,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
                         help="benchmark split (default: test, as the paper)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help="worker processes per run (output is byte-identical for any N; default: the machine's cores)")
-    parser.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap replicates for the 95%% intervals (default 1000)")
+                        help=f"worker processes per run, 1 to {WORKERS_RANGE[1]:,} (output is byte-identical for any N; "
+                             "default: the machine's cores)")
+    parser.add_argument("--boot", type=int, default=1000, metavar="N",
+                        help=f"bootstrap replicates for the 95%% intervals, 1 to {RESAMPLES_RANGE[1]:,} (default 1000)")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
     add_data_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run, score, audit, diff and report; print the headline table."""
+    check_numbers(args, "workers", "boot")  # before anything is forked
     t_all = time.perf_counter()
     data = data_from_args(args)
     where = "generated sample (SPEC §5)" if args.data is None and args.kg is None else str(data.root or data.kg)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from retriever import load_config, looks_like_path, run_to_file
+from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run file (default: tempbench-out/runs/<name>.jsonl, with the --set overrides appended to <name> "
                              "so an ablation never overwrites the shipped configuration's run); <name>.meta.json goes beside it")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="worker processes (output is byte-identical for any N; default 1)")
+                        help=f"worker processes, 1 to {WORKERS_RANGE[1]:,} (output is byte-identical for any N; default 1)")
     parser.add_argument("--resume", action="store_true",
                         help="reuse the finished shards of an interrupted run with the same config and inputs")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
@@ -36,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run one configuration; print a summary table."""
+    check_numbers(args, "workers", "shard_size")
     config = load_config(args.config, args.set)
     data = data_from_args(args)
     # with --set the name carries the overrides, so an ablation never replaces the shipped run

@@ -18,6 +18,7 @@ import json
 import time
 from pathlib import Path
 
+from tempbench.commands._numbers import SEED_RANGE, check_numbers
 from tempbench.sample import MAX_ROWS, MIN_ROWS, SCALE_NAMES, generate_sample, resolve_scale
 from tempbench_core.console import info, print_table
 from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED, default_sample_dir
@@ -37,13 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "283*sqrt(N/550,376) relations (40 to 600) and N/100 questions (200 to 2,000); same TGB "
                            "format and invariants as the presets; memory grows about 0.2 GB per million rows; the scale "
                            "is named rowsN in MANIFEST.json and in the default output directory")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default %(default)s); same seed, same bytes")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help=f"random seed, {SEED_RANGE[0]} to {SEED_RANGE[1]:,} (default %(default)s); same seed, same bytes")
     parser.add_argument("--out", metavar="DIR", help="output directory (default: the per-user sample directory): a new or empty "
                         "folder, or a sample generated before (regenerated in place, keeping files you added)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Generate the sample and print its summary tables."""
+    check_numbers(args, "seed")
     scale = resolve_scale(args.scale, args.rows)
     out = Path(args.out) if args.out else default_sample_dir(scale.name, args.seed)
     if not args.out:

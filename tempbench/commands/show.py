@@ -15,7 +15,6 @@ The evidence comes from ``--run RUN.jsonl`` (configuration from its
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import textwrap
 from typing import Any
@@ -27,8 +26,10 @@ from tempbench.commands.explain import load_explainer, resolve_config
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import print_table
 from tempbench_core.errors import RunMismatchError
+from tempbench_core.jsonl import terminal_json
 from tempbench_core.runfile import read_run
 from tempbench_core.schema import format_year
+from tempbench_core.text import terminal_text
 
 #: Widths of the wrapped text columns, so every table stays within 80 columns.
 WIDTH = 78
@@ -80,7 +81,13 @@ def detail_for(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _wrap(text: Any, width: int) -> str:
-    return "\n".join(textwrap.wrap(str(text), width, break_long_words=True, break_on_hyphens=False)) or "-"
+    """``text`` escaped (:func:`~tempbench_core.text.terminal_text`: it is data), then wrapped to ``width``."""
+    return "\n".join(textwrap.wrap(terminal_text(text), width, break_long_words=True, break_on_hyphens=False)) or "-"
+
+
+def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+    """:func:`print_table` of cells wrapped here: their line breaks are kept (the data in them is escaped first)."""
+    print_table(title, columns, rows, wrapped=True)
 
 
 def _triple(t: dict[str, Any] | None) -> str:
@@ -94,17 +101,17 @@ def print_detail(d: dict[str, Any]) -> None:
     """The tables of ``show``, each at most 80 columns wide."""
     facts = [
         ["question", _wrap(d["question"], 60)],
-        ["id / split", f"{d['id']} / {d['split']}"],
+        ["id / split", terminal_text(f"{d['id']} / {d['split']}")],
         ["t_query", format_year(d["t_query"]) if d["t_query"] is not None else "-"],
         ["answer", _wrap(d["answer"], 60)],
-        ["operator", d["operator"]],
-        ["complexity", d["complexity"]],
-        ["config", f"{d['config']} (k = {d['k']})"],
+        ["operator", terminal_text(d["operator"])],
+        ["complexity", terminal_text(d["complexity"])],
+        ["config", terminal_text(f"{d['config']} (k = {d['k']})")],
     ]
-    print_table(f"question {d['id']}", ["field", "value"], facts)
+    _table(f"question {d['id']}", ["field", "value"], facts)
 
     rows = [[h["hop"], _wrap(_triple(h), 44), h["stage"]] for h in d["hops"]]
-    print_table("gold chain, each hop's stage (SPEC §7)", ["hop", "s | r | o | t", "stage"], rows)
+    _table("gold chain, each hop's stage (SPEC §7)", ["hop", "s | r | o | t", "stage"], rows)
     used = sorted({h["stage"] for h in d["hops"]}, key=list(STAGE_HELP).index)
     for stage in used:
         print(textwrap.fill(f"{stage}: {STAGE_HELP[stage]}", WIDTH, subsequent_indent="  "))
@@ -114,34 +121,34 @@ def print_detail(d: dict[str, Any]) -> None:
         for p in pairs:
             rows.append([variant, _wrap(_triple(p["replaced"]), 30), _wrap(_triple(p["replacement"]), 30)])
     if rows:
-        print_table("negatives: replaced hop -> replacement", ["list", "replaced hop", "replacement"], rows)
+        _table("negatives: replaced hop -> replacement", ["list", "replaced hop", "replacement"], rows)
 
     a = d["anchor"]
     hit = {True: "yes", False: "NO", None: "- (no gold subject)"}[a["hit"]]
     rows = [
-        ["rule", a["rule"]],
+        ["rule", terminal_text(a["rule"])],
         ["anchor", _wrap(f"{a['label']} ({a['id']}), source {a['source']}" if a["id"] is not None else "none", 56)],
         ["gold subject", _wrap(f"{a['gold_label']} ({a['gold_id']})", 56)],
         ["anchor is gold", hit],
     ]
     if a["id"] is not None and not a["in_kg"]:
         rows.append(["note", "the anchor is not a KG entity: empty pool"])
-    print_table("anchor (SPEC §2.3)", ["field", "value"], rows)
+    _table("anchor (SPEC §2.3)", ["field", "value"], rows)
 
     p = d["pool"]
     rows = [[h + 1, p["caps"][h], p["eligible"][h], p["rows"][h], "yes" if p["cap_hit"][h] else "no"] for h in range(p["hops"])]
-    print_table(f"pool (SPEC §2.4): {p['pool_rows']} rows, {p['candidates']} candidates",
-                ["hop", "cap", "eligible rows", "taken", "cap hit"], rows)
+    _table(f"pool (SPEC §2.4): {p['pool_rows']} rows, {p['candidates']} candidates",
+           ["hop", "cap", "eligible rows", "taken", "cap hit"], rows)
 
     def evidence_rows(items: list[dict[str, Any]]) -> list[list[Any]]:
         return [[it["rank"], f"{it['mark']} {it['hop']}" if it["mark"] and it["hop"] else it["mark"],
                  "-" if it["score"] is None else f"{it['score']:.4f}",
                  "*" if it["tie_group"] else "", _wrap(it["line"], 44)] for it in items]
 
-    print_table(f"evidence, ranked (k = {d['k']})", ["#", "mark", "score", "tie", "line"], evidence_rows(d["evidence"]))
+    _table(f"evidence, ranked (k = {d['k']})", ["#", "mark", "score", "tie", "line"], evidence_rows(d["evidence"]))
     if d["cutoff_ties"]:
-        print_table("cut-off ties (same score as the k-th, below it)", ["#", "mark", "score", "tie", "line"],
-                    evidence_rows(d["cutoff_ties"]))
+        _table("cut-off ties (same score as the k-th, below it)", ["#", "mark", "score", "tie", "line"],
+               evidence_rows(d["cutoff_ties"]))
         print(textwrap.fill("tie * = the tie group at the cut-off: equal scores straddling rank k (SPEC §3.5)", WIDTH))
     print(textwrap.fill(MARK_HELP, WIDTH))
 
@@ -150,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     """Print one question (tables, or JSON with ``--json``)."""
     detail = detail_for(args)
     if args.json:
-        sys.stdout.write(json.dumps(detail, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(terminal_json(detail) + "\n")
     else:
         print_detail(detail)
     return 0

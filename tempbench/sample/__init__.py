@@ -71,5 +71,6 @@ def generate_sample(out: Path, scale: str = "small", seed: int = 42, rows: int |
         (:func:`tempbench.sample.world.scale_for_rows`); the manifest names
         the scale ``rows<N>``.
     """
-
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"the sample seed must be an integer >= 0 (got {seed!r})")  # numpy's rule, said first
     return write_sample(Path(out), resolve_scale(scale, rows), int(seed))

@@ -48,6 +48,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tempbench.sample import templates
+from tempbench_core.errors import ConfigError
+
+#: The most questions one benchmark may ask for (TempBench has 8,710): the plan's arrays
+#: grow with it, and a mistyped 10**14 must be an error, not a MemoryError.
+MAX_TARGET_N = 1_000_000
 
 RELEASED_SPLITS = (("train", 6096, 601), ("dev", 871, 100), ("test", 1743, 163))
 OPERATORS = ("point_in_time", "interval", "before", "after", "first", "last")
@@ -290,6 +295,10 @@ def build_benchmark(
     max_attempts:
         Chain draws tried per question before falling back to fewer hops.
     """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"the benchmark seed must be an integer >= 0 (got {seed!r})")  # numpy's rule, said first
+    if isinstance(target_n, bool) or not isinstance(target_n, int) or not 1 <= target_n <= MAX_TARGET_N:
+        raise ConfigError(f"the number of questions must be an integer from 1 to {MAX_TARGET_N:,} (got {target_n!r})")
     kg = _KGView(head, tail, relation, year)
     rng = np.random.default_rng(seed)
     if kg.n == 0:

@@ -323,6 +323,8 @@ def _problems(values: dict[str, Any]) -> list[tuple[str, str]]:
     name = values.get("name", "x")
     if isinstance(name, str) and (not name or any(ch in name for ch in "/\\\0")):
         out.append(("'name'", "non-empty file name"))
+    elif isinstance(name, str) and _UNPRINTABLE.search(name):
+        out.append(("'name'", "printable characters"))
     out += [(f"'{k}'", "one of") for k, allowed in _CHOICE.items() if k in values and values[k] not in allowed]
     out += [(f"'{k}'", "true or false") for k in _BOOL if k in values and not isinstance(values[k], bool)]
     out += [(f"'{k}'", "an integer >= 1") for k in _INT if k in values and not (_is_int(values[k]) and values[k] >= 1)]
@@ -333,16 +335,41 @@ def _problems(values: dict[str, Any]) -> list[tuple[str, str]]:
     elif _is_int(hops) and hops >= 1 and len(caps) < hops:
         out.append(("'caps'", f"at least hops={hops}"))
     template = values.get("line_template", "")
-    if isinstance(template, str):
-        try:
-            names = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
-            template.format(**{f: "x" for f in _TEMPLATE_FIELDS})
-        except Exception:  # noqa: BLE001 - any failure to format is an invalid template
-            out.append(("'line_template'", "str.format template"))
-        else:
-            if any(n.split(".")[0].split("[")[0] not in _TEMPLATE_FIELDS for n in names):
-                out.append(("'line_template'", "fields among"))
+    if isinstance(template, str) and not _template_ok(template):
+        out.append(("'line_template'", "str.format template"))
     return out
+
+
+#: What a name or an evidence line may not hold (configs/README.md): control characters (C0, DEL,
+#: C1), line/paragraph separators, bidirectional overrides and isolates, lone surrogates.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_INT_FIELDS = ("t_start", "t_end")
+
+
+def _template_ok(template: str) -> bool:
+    """configs/README.md's line_template rules, written out independently of retriever/config.py."""
+    if _UNPRINTABLE.search(template):
+        return False
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        return False
+    for _, field, spec, conversion in parts:
+        if field is None:
+            continue
+        if field not in _TEMPLATE_FIELDS or conversion not in (None, "s", "r") or "{" in spec or "}" in spec:
+            return False
+        if any(int(n) > 100 for n in re.findall(r"\d+", re.sub(r"^.?[<>=^]", "", spec))):
+            return False  # a width or a precision above 100 (a fill digit is not a width)
+        kind = spec[-1:] if spec[-1:].isalpha() or spec[-1:] == "%" else ""
+        if kind and kind not in ("s" if field not in _INT_FIELDS or conversion else "bdoxXeEfFgG%"):
+            return False
+    try:
+        for year in (2000, -44):
+            template.format(**{f: year if f in _INT_FIELDS else "Ada" for f in _TEMPLATE_FIELDS})
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _expected_outcome(base_values: dict[str, Any] | None, base_problem: tuple[str, str] | None,
