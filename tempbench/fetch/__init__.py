@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -358,10 +359,17 @@ def plan_release(names: list[str], source: str) -> tuple[dict[str, str], list[st
     for name in names:
         if name.startswith(prefix):
             plan[f"{BASELINES_DIR}/{name[len(prefix):]}"] = name
+    seen: dict[str, str] = {}
     for rel, member in sorted(plan.items()):
         if not safe_relative(rel):
             raise FetchError(f"{source}: unsafe member name {member!r} (a backslash or control character): "
                              "the archive is refused")
+        # On a case-insensitive or normalising file system (macOS, Windows) these would be one file.
+        folded = unicodedata.normalize("NFC", rel).casefold()
+        if folded in seen:
+            raise FetchError(f"{source}: members {seen[folded]} and {member} differ only by case or Unicode form: "
+                             "they would be one file on some systems, so the archive is refused")
+        seen[folded] = member
     if not any(f"{BENCHMARK_DIR}/{c}" in plan for c in layout_candidates(_BENCH_NAMES[0])):
         # Guaranteed by the search above; kept as the invariant "a release lays out its benchmark, never 0 files".
         raise FetchError(f"{source}: {labelled[0]} is not where a release keeps it")  # pragma: no cover

@@ -45,9 +45,15 @@ from tempbench_core.urls import redact_url, scrub
 from tempbench_core.version import __version__
 
 _DECIMAL = re.compile(r"[0-9]+")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CONTENT_RANGE = re.compile(r"bytes ([0-9]+)-([0-9]+)/([0-9]+|\*)")
 #: Answers worth another attempt: the server may do better in a moment.
 _RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
+
+
+def _printable(text: object) -> str:
+    """Text the server chose (a reason phrase) without control characters, which would drive the terminal."""
+    return _UNPRINTABLE.sub("?", str(text))
 
 
 class _Transient(Exception):
@@ -188,8 +194,8 @@ def _attempt(opener: urllib.request.OpenerDirector, url: str, authorization: str
             state.restart()
             raise _Transient("the server refused to resume (HTTP 416)") from None
         if exc.code in _RETRY_STATUS:
-            raise _Transient(f"HTTP error {exc.code} {exc.reason}") from None
-        raise FetchError(f"{shown}: HTTP error {exc.code} {exc.reason}") from None
+            raise _Transient(f"HTTP error {exc.code} {_printable(exc.reason)}") from None
+        raise FetchError(f"{shown}: HTTP error {exc.code} {_printable(exc.reason)}") from None
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, ssl.SSLError):
