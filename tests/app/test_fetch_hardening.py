@@ -186,6 +186,16 @@ def test_duplicate_member_names_are_an_error(tmp_path, make, names):
     assert _tree(out) == {} and _leftovers(out) == []
 
 
+def test_names_that_one_file_system_would_merge_are_an_error(tmp_path):
+    # distinct in the archive, one file on macOS or Windows: which one survives would be the file system's accident
+    for pair in (("baselines/Run.jsonl", "baselines/run.jsonl"), ("baselines/caf\u00e9", "baselines/cafe\u0301")):
+        archive = tmp_path / "case.zip"
+        archive.write_bytes(_zip({**BENCH, pair[0]: b"1\n", pair[1]: b"2\n"}))
+        with pytest.raises(FetchError, match="differ only by case or Unicode form"):
+            fetch_release(str(archive), tmp_path / "data")
+    assert _tree(tmp_path / "data") == {}
+
+
 @pytest.mark.parametrize("name", ["../evil.txt", "baselines/../../evil.txt", "/abs/baselines/x",
                                   "baselines/..\\..\\evil.txt"])
 def test_unsafe_member_names_are_refused(tmp_path, name):
@@ -420,7 +430,8 @@ def test_other_url_schemes_are_refused(tmp_path, capsys, url):
     assert "http(s)" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("length", ["²", "12abc", "-1", " ", "1e3", "١٢"])
+# "²".isdigit() is true and int() refuses it; int() accepts "+12" and "1_000", which are not byte counts either.
+@pytest.mark.parametrize("length", ["²", "12abc", "-1", " ", "1e3", "+12", "1_000", "12, 12"])
 def test_a_content_length_that_is_not_a_number_is_a_clear_error(server, tmp_path, capsys, length):
     server.routes["/weird.zip"] = Route(body=_zip({KG_FILE: CSV}), length=length)
     url = server.url("/weird.zip")
