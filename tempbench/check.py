@@ -50,7 +50,8 @@ from retriever import (
 from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError, TempbenchError
 from tempbench_core.jsonl import is_gzip, plain_name, read_jsonl
-from tempbench_core.layout import GZ, MANIFEST, PROVENANCE, DataPaths
+from tempbench_core.layout import GZ, LOCK_FILE, MANIFEST, PROVENANCE, DataPaths
+from tempbench_core.lock import LockError, compare_lock
 from tempbench_core.progress import progress
 from tempbench_core.runfile import RunRecords
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, SHIPPED_CONFIGS, SPLITS, TRIPLE_LISTS, whole_year
@@ -319,7 +320,7 @@ def _exists(path: Path | None) -> bool:
 
 
 def _recorded(report: CheckReport, st: dict[str, Any]) -> None:
-    """Compare the files with the record of the sample generator or of ``tempbench fetch``."""
+    """Compare the files with the record of the sample generator or with the lock of ``tempbench fetch``."""
     root: Path | None = st["root"]
     if root is None:
         return
@@ -340,26 +341,41 @@ def _recorded(report: CheckReport, st: dict[str, Any]) -> None:
         if changed:
             report.add("warning", MANIFEST, f"{len(changed)} file(s) changed since they were generated: "
                        f"{', '.join(changed)}", "manifest.changed")
-    provenance = root / PROVENANCE
-    if provenance.is_file():
-        try:
-            doc = json.loads(provenance.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            report.add("warning", PROVENANCE, f"unreadable ({exc})", "provenance.unreadable")
-            return
-        report.facts["provenance"] = {}
-        for what, entry in sorted(doc.items()) if isinstance(doc, dict) else []:
-            files = (entry or {}).get("files") or {}
-            changed = [rel for rel, rec in files.items()
-                       if not (root / rel).is_file() or sha256_file(root / rel) != rec.get("sha256")]
-            report.facts["provenance"][what] = {"source": entry.get("source"), "fetched_at": entry.get("fetched_at"),
-                                                "files": len(files), "changed_files": changed}
-            if changed:
-                report.add("warning", PROVENANCE, f"{len(changed)} of {len(files)} file(s) fetched by 'tempbench fetch "
-                           f"{what}' changed or vanished since: {', '.join(changed)}", "provenance.changed")
-            else:
-                report.add("info", PROVENANCE, f"{len(files)} file(s) match what 'tempbench fetch {what}' fetched from "
-                           f"{entry.get('source')} at {entry.get('fetched_at')}", "provenance.ok")
+    _locked(report, root)
+
+
+def _locked(report: CheckReport, root: Path) -> None:
+    """Compare the root with its lock (``tempbench.lock``: what 'tempbench fetch' laid out, file by file)."""
+    try:
+        comparison = compare_lock(root)
+    except LockError as exc:
+        report.add("warning", LOCK_FILE, f"unreadable, so the fetched files cannot be verified: {exc}", "lock.unreadable")
+        return
+    lock = comparison.lock
+    if not lock.files:
+        return
+    name = PROVENANCE if lock.legacy else LOCK_FILE
+    changed = [rel for rel, _ in comparison.changed]
+    report.facts["lock"] = {
+        "file": name, "files": len(lock.files), "changed": changed, "missing": comparison.missing,
+        "sources": {group: {k: entry.get(k) for k in ("source", "fetched_at", "revision") if k in entry}
+                    for group, entry in sorted(lock.sources.items())},
+    }
+
+    def origin(rel: str) -> str:
+        entry = lock.files[rel]
+        # Groups are the operations that write a lock: 'fetch tgb', 'fetch release', and any other command's name.
+        command = f"fetch {entry.group}" if entry.group in ("tgb", "release") else entry.group
+        return f"'tempbench {command}' from {entry.source} at {entry.fetched_at}"
+
+    for rel, what in comparison.changed:
+        report.add("warning", rel, f"changed since {origin(rel)} recorded it in {name}: now {what}", "lock.changed")
+    for rel in comparison.missing:
+        report.add("warning", rel, f"missing: {origin(rel)} recorded it in {name}", "lock.missing")
+    if comparison.ok:
+        groups = ", ".join(f"{g} from {e.get('source')} at {e.get('fetched_at')}" for g, e in sorted(lock.sources.items()))
+        report.add("info", name, f"{len(comparison.ok)} of {len(lock.files)} file(s) match what {name} records "
+                   f"({groups})", "lock.ok")
 
 
 def _kg(report: CheckReport, st: dict[str, Any]) -> None:

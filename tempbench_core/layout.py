@@ -27,7 +27,11 @@ BENCHMARK_IDS = "benchmark/benchmark.jsonl"
 FLAGS_FILE = "benchmark/functional_negatives.jsonl"
 BASELINES_DIR = "baselines"
 MANIFEST = "MANIFEST.json"
-#: Where ``tempbench fetch`` records what it downloaded (source, sizes, sha256).
+#: Where ``tempbench fetch`` records what it fetched: size, sha256, source and date of
+#: every file it laid out (:mod:`tempbench_core.lock`).
+LOCK_FILE = "tempbench.lock"
+#: The record of earlier versions of ``tempbench fetch``; read (as a lock) when a root
+#: has no ``tempbench.lock``, replaced by one at the next fetch.
 PROVENANCE = "provenance.json"
 #: Suffix of a gzip-compressed input found under a layout name (SPEC §1.5 names + ``.gz``).
 GZ = ".gz"
