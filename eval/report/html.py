@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.explain import STAGE_HELP, STAGES, Explainer, question_detail
-from eval.report.plots import STAGE_COLOURS
+from eval.report.plots import stage_colours, text_colour
 from eval.report.tables import ordered
 from tempbench_core.atomic import write_text
 from tempbench_core.jsonl import dumps_strict_bytes
@@ -507,9 +507,10 @@ select, input { font: inherit; padding:.15rem .3rem; }
 .mark-gold { color:#2e7d32; font-weight:600; } .mark-stale { color:#9e6a00; font-weight:600; } .mark-dist { color:#ad1457; font-weight:600; }
 .muted { color:var(--muted); }
 """
-# the stage chips take the colours of the report's stacked-bar plot
-_CSS += "".join(f".st-{stage}{{background:{colour}}}\n" for stage, colour in STAGE_COLOURS.items())
-_CSS += ".st-filtered, .st-wrong_time { color:#111; }\n"  # dark text on the two light colours
+# the stage chips take the colours of the report's stacked-bar plot, one per stage of SPEC §7 (a new
+# stage gets its own without an edit here), with dark text on the light ones
+_CSS += "".join(f".st-{stage}{{background:{colour};color:{text_colour(colour)}}}\n"
+                for stage, colour in stage_colours(STAGES).items())
 
 _JS = r"""
 (function () {
