@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
                 rows.append([f"{value} (n={tests['n']}) {row[0]}", *row[1:]])
         print_table(f"by {field}", cols, rows)
     info(result["tests"])
+    if args.holm:
+        info(result["correction"] + (f"; {result['correction_note']}" if result.get("correction_note") else ""))
     if result.get("note"):
         info(f"note: {result['note']}")
     if args.json:
