@@ -328,7 +328,6 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = (), **setti
                               + f" (valid keys: {', '.join(valid_keys())})")
     # the Python values are used as they are; their text names the configuration as --set would
     given = [*overrides, *(f"{k}={toml_value(v)}" for k, v in settings.items())]
-    _check_once(given)
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or looks_like_path(text):
         path = Path(text)
@@ -347,8 +346,9 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = (), **setti
     base = from_mapping(values, source=str(path))
     if not given:
         return base
-    for item in overrides:
-        key, value = parse_override(item)
+    parsed = [parse_override(item) for item in overrides]  # each in turn: the first bad one is the error
+    _check_once(given)
+    for key, value in parsed:
         values[key] = value
     values.update(settings)
     if "name" not in settings and not any(item.split("=", 1)[0].strip() == "name" for item in overrides):
