@@ -4,8 +4,8 @@ The aggregates of a score object (SPEC §6.2) are means over these rows; the
 rows let a user slice them any other way::
 
     from eval.per_question import per_question_frame
-    df = per_question_frame("tempbench-out/runs/oracle.jsonl", resolve_data())
-    print(df.groupby(["complexity", "operator"])[["TRP", "CCR"]].mean())
+    df = per_question_frame("tempbench-out/runs/oracle.jsonl")   # on the data its .meta.json records
+    print(df.groupby("complexity")[["TRP", "CCR", "ndcg@10"]].mean())
 
 Columns (:data:`BASE_COLUMNS`, then the rank measures, then the stages):
 
@@ -44,8 +44,10 @@ from eval.explain import STAGES, Explainer, attribute_run, run_config
 from eval.scoring import BY, Evaluation, evaluate
 from retriever import RetrieverConfig, load_benchmark, load_config, load_flags, load_index
 from tempbench_core.atomic import write_text
-from tempbench_core.layout import DataPaths, default_index_cache
-from tempbench_core.runfile import read_meta, read_run
+from tempbench_core.digest import sha256_file
+from tempbench_core.errors import MissingDataError
+from tempbench_core.layout import DataPaths, default_index_cache, find_inputs
+from tempbench_core.runfile import meta_path, read_meta, read_run
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for (it is slow to import)
     import pandas as pd
@@ -150,9 +152,36 @@ def frame_of(ev: Evaluation, stages: Mapping[Any, Sequence[str]] | None = None) 
     return frame
 
 
+def recorded_data(run_path: str | Path) -> DataPaths:
+    """The input files a run was made on, as its ``.meta.json`` records them (paths checked by sha256).
+
+    The functional flags are looked up beside the benchmark, as in a data root.
+
+    Raises
+    ------
+    MissingDataError
+        The run has no metadata naming its benchmark, or a recorded file is
+        gone or has changed since (then the data must be given).
+    """
+    recorded = (read_meta(run_path) or {}).get("inputs") or {}
+    paths: dict[str, Path | None] = {}
+    for name in ("kg", "labels", "benchmark"):
+        entry = recorded.get(name)
+        path = Path(entry["path"]) if isinstance(entry, Mapping) and isinstance(entry.get("path"), str) else None
+        if path is not None and (not path.is_file() or (entry.get("sha256") and sha256_file(path) != entry["sha256"])):
+            raise MissingDataError(f"{meta_path(run_path)} records the {name} file {path}, which is "
+                                   f"{'gone' if not path.is_file() else 'not the same file any more (sha256)'}; "
+                                   "give the data the run was made on (data=resolve_data('DIR'))")
+        paths[name] = path
+    if paths["benchmark"] is None:
+        raise MissingDataError(f"{run_path}: no .meta.json recording the benchmark it was made on; give data= "
+                               "(tempbench.data.resolve_data() for the generated default, resolve_data('DIR') else)")
+    return find_inputs(None, kg=paths["kg"], labels=paths["labels"], benchmark=paths["benchmark"])
+
+
 def per_question_frame(
     run: str | Path | Mapping[Any, Mapping[str, Any]],
-    data: DataPaths,
+    data: DataPaths | str | Path | None = None,
     split: str | None = None,
     key: str = "auto",
     stages: bool = True,
@@ -167,8 +196,10 @@ def per_question_frame(
         A run file or any evidence form of SPEC §1.4 (a path), or its records
         (``{question id: record}``, :func:`tempbench_core.runfile.read_run`).
     data:
-        The data the run was made on (``tempbench.data.resolve_data()`` for the
-        generated default, ``resolve_data("DIR")`` for a data root).
+        The data the run was made on: a data root (``"DIR"``, SPEC §1.5) or its
+        :class:`~tempbench_core.layout.DataPaths` (``tempbench.data.resolve_data()``
+        for the generated default); default: the files the run's ``.meta.json``
+        records (:func:`recorded_data`).
     split:
         As ``tempbench score --split``: every question of the split, the ones
         absent from the run as empty retrievals (default: the run's questions).
@@ -189,6 +220,13 @@ def per_question_frame(
     pandas.DataFrame
         One row per scored question, in scoring order.
     """
+    if data is None:
+        if not isinstance(run, (str, Path)):
+            raise MissingDataError("per_question_frame: give data= with run records (a run file's .meta.json can "
+                                   "name its data)")
+        data = recorded_data(run)
+    elif not isinstance(data, DataPaths):
+        data = find_inputs(data)
     data.require("benchmark")
     questions = load_benchmark(data.benchmark, data.benchmark_ids)
     flags = load_flags(data.flags) if data.flags is not None and Path(data.flags).exists() else None
@@ -198,6 +236,11 @@ def per_question_frame(
     if stages:
         known = run_stages(records, questions, data, run if isinstance(run, (str, Path)) else None, config, cache_dir)
     return frame_of(ev, known)
+
+
+def has_config(run_path: str | Path) -> bool:
+    """Whether the run's ``.meta.json`` records its configuration (SPEC §6.1)."""
+    return isinstance((read_meta(run_path) or {}).get("config"), Mapping)
 
 
 def run_stages(records: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[str, Any]], data: DataPaths,
@@ -211,7 +254,7 @@ def run_stages(records: Mapping[Any, Mapping[str, Any]], questions: Sequence[Map
     """
     if config is not None and not isinstance(config, RetrieverConfig):
         config = load_config(config)
-    if config is None and run_path is not None and isinstance((read_meta(run_path) or {}).get("config"), Mapping):
+    if config is None and run_path is not None and has_config(run_path):
         config, _ = run_config(run_path)
     if config is None or data.kg is None or not Path(data.kg).exists():
         return None
