@@ -24,6 +24,7 @@ evidence line, which is what a baseline of rendered lines allows).
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -355,11 +356,16 @@ def run_sweep(
         n, share}`` sorted by ``share`` descending, then fewer changed keys,
         then sweep order (so the default wins ties); ``reproduced``: whether the
         best row matches at least :data:`REPRODUCED_SHARE` of the baseline's
-        questions; ``first_difference``: the first baseline question (file
+        questions; ``no_effect``: the swept keys that never changed the
+        evidence (:func:`keys_without_effect`) and ``no_effect_combinations``,
+        the number of combinations of their values (a group of that size around
+        one variant is "that variant, whatever their value");
+        ``first_difference``: the first baseline question (file
         order) where the best row differs, with its per-question diff.
     """
     wanted = [q for q in questions if str(q["id"]) in baseline]
     variants = sweep_variants(base, keys)
+    group_of: list[int] = []  # each variant's group, in sweep order
     space = None
     groups: dict[int, dict[str, Any]] = {}
     fingerprints: dict[tuple, int] = {}
@@ -375,6 +381,7 @@ def run_sweep(
             n, total = exact_share(run, baseline, space)
             groups[gid] = {"run": run, "members": [], "exact": n, "n": total}
         groups[gid]["members"].append((order, dict(changes)))
+        group_of.append(gid)
     rows = []
     for group in groups.values():
         members = sorted(group["members"], key=lambda m: (len(m[1]), m[0]))
@@ -396,14 +403,63 @@ def run_sweep(
                 break
     for r in rows:
         del r["_order"], r["_run"]
+    swept = list(keys) if keys is not None else sweep_keys(base)
+    idle = keys_without_effect(base, swept, variants, group_of)
     return {
-        "keys": list(keys) if keys is not None else sweep_keys(base),
+        "keys": swept,
         "variants": len(variants),
         "rows": rows,
+        "no_effect": idle,
+        "no_effect_combinations": math.prod(len({repr(c.get(k, getattr(base, k))) for c in variants}) for k in idle),
         "reproduced": best is not None and best["share"] >= REPRODUCED_SHARE,
         "threshold": REPRODUCED_SHARE,
         "first_difference": first,
     }
+
+
+def keys_without_effect(base: Any, keys: Sequence[str], variants: Sequence[Mapping[str, Any]],
+                        group_of: Sequence[int]) -> list[str]:
+    """The swept keys whose value never changed the evidence: on this data, they have no effect.
+
+    The variants are every combination of the keys' values (:func:`retriever.sweep_variants`);
+    a key has no effect when any two variants that differ in that key alone
+    fall in the same group of identical evidence (``group_of[i]`` is variant
+    ``i``'s group). A key that took a single value is not listed.
+    """
+    values = [{k: c.get(k, getattr(base, k)) for k in keys} for c in variants]
+    out = []
+    for key in keys:
+        seen: dict[tuple, int] = {}
+        varied = len({repr(v[key]) for v in values}) > 1
+        same = True
+        for v, gid in zip(values, group_of, strict=True):
+            rest = tuple(repr(v[k]) for k in keys if k != key)
+            if seen.setdefault(rest, gid) != gid:
+                same = False
+                break
+        if varied and same:
+            out.append(key)
+    return out
+
+
+#: Metric values are shown with this many decimals; a delta that rounds to zero there is no difference to show.
+METRIC_DIGITS = 3
+
+
+def differing_metrics(rows: Sequence[Mapping[str, Any]], digits: int = METRIC_DIGITS) -> list[Mapping[str, Any]]:
+    """The metric-delta rows (:func:`metric_deltas`) that differ when shown with ``digits`` decimals.
+
+    A row whose delta rounds to ``0.000`` would print as "differing by 0.000":
+    it is left out (the JSON keeps every row with its exact delta); a row
+    without a run value (``delta`` is ``None``) always differs.
+    """
+    return [m for m in rows if m["delta"] is None or round(abs(m["delta"]), digits) > 0]
+
+
+def metrics_agreement(rows: Sequence[Mapping[str, Any]], digits: int = METRIC_DIGITS) -> str:
+    """``"all 12 (slice, metric) values equal"`` (or "equal to 3 decimals"), for when no row differs."""
+    exact = all(m["delta"] is not None and abs(m["delta"]) <= 1e-12 for m in rows)
+    return f"all {len(rows)} (slice, metric) values equal" + ("" if exact else f" to {digits} decimals")
 
 
 # --------------------------------------------------------------------------- the whole comparison

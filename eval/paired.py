@@ -11,6 +11,8 @@ over every reported row.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,29 @@ from eval.scoring import BY, Evaluation, headline_metrics
 SLICE_METRICS = ("coverage", "TRP_macro", "CCR", "ndcg@10", "mrr")
 #: A coverage gap (in share of questions) beyond which TRP comparisons need a warning.
 COVERAGE_GAP = 0.02
+#: The significance level the Holm note speaks of.
+ALPHA = 0.05
+
+
+def holm_reach(n_tests: int, n_perm: int, alpha: float = ALPHA) -> dict[str, Any]:
+    """Whether Holm over ``n_tests`` p-values from ``n_perm`` permutations can reach ``alpha`` at all.
+
+    A permutation p is at least ``1 / (P + 1)``, and Holm multiplies the
+    smallest p of the family by the family's size ``m``, every other adjusted
+    p being at least that one; so no row can reach ``alpha`` when
+    ``m / (P + 1) > alpha``. The smallest ``P`` that can is
+    ``ceil(m / alpha) - 1``.
+
+    Returns
+    -------
+    dict
+        ``smallest`` (the smallest Holm-adjusted p possible), ``reachable``,
+        ``perm_needed`` (the smallest ``--perm`` for which it is reachable).
+    """
+    # exact arithmetic (0.05 is not a binary fraction): m / (P + 1) <= alpha  <=>  P + 1 >= m / alpha
+    needed = max(math.ceil(Fraction(n_tests) / Fraction(str(alpha))) - 1, 1)
+    return {"smallest": min(1.0, n_tests / (n_perm + 1)), "reachable": n_perm >= needed, "perm_needed": needed,
+            "alpha": alpha}
 
 
 def test_description(n_boot: int, n_perm: int) -> str:
@@ -64,7 +89,15 @@ def compare_evaluations(ev_a: Evaluation, ev_b: Evaluation, n_boot: int = 1000, 
         tests = [t for t in _all_tests(out)]
         for t, adjusted in zip(tests, holm([t["p"] for t in tests]), strict=True):
             t["p_holm"] = adjusted
-        out["correction"] = f"Holm over all {sum(t['p'] is not None for t in tests)} reported rows"
+        m = sum(t["p"] is not None for t in tests)
+        out["correction"] = f"Holm over all {m} reported rows"
+        reach = holm_reach(m, n_perm)
+        out["holm_reach"] = reach
+        if not reach["reachable"]:
+            out["correction_note"] = (
+                f"with {n_perm:,} permutations the smallest p is 1/({n_perm:,} + 1), so Holm over {m} rows cannot go "
+                f"below {m}/{n_perm + 1:,} = {reach['smallest']:.3g} > {reach['alpha']:g}: no row can be significant "
+                f"at {reach['alpha']:g}; --perm {reach['perm_needed']:,} (or more) can")
     return out
 
 

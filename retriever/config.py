@@ -335,8 +335,33 @@ def looks_like_path(text: str) -> bool:
     return "/" in text or "\\" in text or (os.sep in text) or text.lower().endswith(".toml")
 
 
-def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> RetrieverConfig:
-    """Load a shipped configuration by name, or a TOML file, then apply ``--set`` overrides.
+def toml_value(value: Any) -> str:
+    """``value`` as ``--set`` would write it: TOML, except a string, which ``--set`` takes bare (``anchor=linker``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(toml_value(v) for v in value) + "]"
+    return str(value)
+
+
+def _check_once(items: Sequence[str]) -> None:
+    """A key set twice (``--set k=5 --set k=7``) is an error: which value was meant cannot be known.
+
+    (Letting the last win would also be a choice the run's name could
+    contradict, ``oracle+k=5+k=7`` for a run made with k=7.)
+    """
+    by_key: dict[str, list[str]] = {}
+    for item in items:
+        by_key.setdefault(item.split("=", 1)[0].strip(), []).append(item)
+    twice = {k: v for k, v in by_key.items() if len(v) > 1}
+    if twice:
+        key, given = next(iter(twice.items()))
+        raise ConfigError(f"--set {' --set '.join(given)}: the key {key!r} is given {len(given)} times; "
+                          "give each key once")
+
+
+def load_config(name_or_path: str | Path, overrides: Sequence[str] = (), **settings: Any) -> RetrieverConfig:
+    """Load a shipped configuration by name, or a TOML file, then apply overrides.
 
     Parameters
     ----------
@@ -347,9 +372,34 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Retr
         even where the current directory holds a file named ``oracle``. A file
         without ``name`` takes its file stem.
     overrides:
-        ``key=value`` strings, values parsed as TOML; the configuration's name
-        gains them (:func:`override_name`) unless one sets ``name``.
+        ``key=value`` strings as ``--set`` takes them, values parsed as TOML.
+    **settings:
+        Overrides from Python, as values: ``load_config("oracle", k=5,
+        caps=[60, 200])`` is ``--set k=5 --set caps=[60,200]``, with the same
+        validation and hints (an unknown key gets a "did you mean").
+
+    Returns
+    -------
+    RetrieverConfig
+        With overrides, its name gains them (:func:`override_name`:
+        ``oracle+k=5``, the name ``tempbench run`` gives the run) unless one
+        sets ``name``.
+
+    Raises
+    ------
+    ConfigError
+        An unknown configuration or key, an invalid value, or a key given
+        twice (``--set k=5 --set k=7``, or in both ``overrides`` and
+        ``settings``).
     """
+    if settings:
+        unknown = [k for k in settings if k not in valid_keys()]
+        if unknown:
+            raise ConfigError(f"load_config({str(name_or_path)!r}): unknown config key "
+                              + ", ".join(repr(k) + did_you_mean(k, valid_keys()) for k in unknown)
+                              + f" (valid keys: {', '.join(valid_keys())})")
+    # the Python values are used as they are; their text names the configuration as --set would
+    given = [*overrides, *(f"{k}={toml_value(v)}" for k, v in settings.items())]
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or looks_like_path(text):
         path = Path(text)
@@ -366,11 +416,15 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Retr
     values = _read_toml(path)
     values.setdefault("name", path.stem)
     base = from_mapping(values, source=str(path))
-    if not overrides:
+    if not given:
         return base
-    for item in overrides:
-        key, value = parse_override(item)
+    parsed = [parse_override(item) for item in overrides]  # each in turn: the first bad one is the error
+    _check_once(given)
+    for key, value in parsed:
         values[key] = value
-    if not any(item.split("=", 1)[0].strip() == "name" for item in overrides):
-        values["name"] = override_name(values["name"], overrides)
-    return from_mapping(values, source=f"--set {' --set '.join(overrides)} (on {path.name})")
+    values.update(settings)
+    if "name" not in settings and not any(item.split("=", 1)[0].strip() == "name" for item in overrides):
+        values["name"] = override_name(values["name"], given)
+    source = " ".join([*(f"--set {item}" for item in overrides),
+                       *(f"{k}={v!r}" for k, v in settings.items())])
+    return from_mapping(values, source=f"{source} (on {path.name})")

@@ -48,12 +48,13 @@ from eval.diff import compare, diff_file_name
 from eval.evidence import TablePart, table_of, table_part
 from eval.explain import STAGES, Explainer, attribution_json, summarize
 from eval.key_space_effect import part_other_space, parts_suffice
+from eval.per_question import slice_intervals
 from eval.question_detail import question_negatives
 from eval.report.html import BrowserBlob, browser_json, browser_part, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
 from eval.report.tables import ordered
-from eval.scoring import score_parts, score_run
+from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import UNFREED_SHARDS, default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
 from tempbench_core.atomic import write_json, write_text
 from tempbench_core.console import info
@@ -96,8 +97,8 @@ def _browse_shard(name: str, positions: range, records: list[dict[str, Any]], po
     return {"browser": part, "columns": table_part(table, part_other_space(table))}
 
 
-def _score_task(name: str, parts: list[TablePart | None]) -> dict[str, Any]:
-    """Score one run and write ``scores/<name>.json`` (in a side process or in this one).
+def _score_task(name: str, parts: list[TablePart | None]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Score one run and write ``scores/<name>.json`` (in a side process or in this one); also its per-slice intervals.
 
     From the run's columns parts, resolved by the run's hook, when they
     suffice; else from the records, this process's when it kept them (one
@@ -105,22 +106,24 @@ def _score_task(name: str, parts: list[TablePart | None]) -> dict[str, Any]:
     """
     if all(part is not None for part in parts) and parts_suffice(parts):  # type: ignore[arg-type]
         # what depends on the question alone is kept for the next run this process scores
-        score = score_parts(parts, _POST["chosen"], _POST["questions"], _POST["flags"],  # type: ignore[arg-type]
-                            n_boot=_POST["n_boot"], shared=_POST.setdefault("scoring_shared", {}))
+        ev = evaluate_parts(parts, _POST["chosen"], _POST["questions"], _POST["flags"],  # type: ignore[arg-type]
+                            shared=_POST.setdefault("scoring_shared", {}))
     else:
         run = _POST["runs"].get(name)
         if run is None:
             run = read_written_run(_POST["out"] / "runs" / f"{name}.jsonl")
-        score = score_run(run, _POST["questions"], _POST["flags"], split=_POST["split"], n_boot=_POST["n_boot"])
+        ev = evaluate(run, _POST["questions"], _POST["flags"], split=_POST["split"])
+    score = to_json(ev, n_boot=_POST["n_boot"])  # score_parts / score_run, keeping ev for the slices' intervals
     write_json(_POST["out"] / "scores" / f"{name}.json", score)
-    return score
+    return score, slice_intervals(ev, n_boot=_POST["n_boot"])
 
 
-def _plot_task(out: Path, scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None) -> dict[str, Path]:
+def _plot_task(out: Path, scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None,
+               intervals: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """The attribution plot (no scores given) or the score plots (in the drawing process or in this one)."""
     if scores is None:
         return write_plots({}, out / "plots", attribution=attribution, only=("attribution",))
-    return write_plots(scores, out / "plots", only=SCORE_PLOTS)
+    return write_plots(scores, out / "plots", only=SCORE_PLOTS, intervals=intervals)
 
 
 def _audit_task(scores: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -167,7 +170,7 @@ class _Side:
             self.scorers = multiprocessing.get_context("fork").Pool(self.workers, initializer=_ignore_sigint)
             self.stack.callback(_stop, self.scorers)
 
-    def score(self, name: str, parts: list[TablePart | None]) -> Callable[[], dict[str, Any]]:
+    def score(self, name: str, parts: list[TablePart | None]) -> Callable[[], tuple[dict[str, Any], dict[str, Any]]]:
         if self.scorers is None:
             return lambda: _score_task(name, parts)
         return self.scorers.apply_async(_score_task, (name, parts)).get
@@ -177,11 +180,11 @@ class _Side:
             return lambda: _audit_task(scores)
         return self.scorers.apply_async(_audit_task, (dict(scores),)).get
 
-    def plot(self, out: Path, scores: Mapping[str, Any] | None,
-             attribution: Mapping[str, Any] | None) -> Callable[[], dict[str, Path]]:
+    def plot(self, out: Path, scores: Mapping[str, Any] | None, attribution: Mapping[str, Any] | None,
+             intervals: Mapping[str, Any] | None = None) -> Callable[[], dict[str, Path]]:
         if self.drawer is None:
-            return lambda: _plot_task(out, scores, attribution)
-        return self.drawer.apply_async(_plot_task, (out, scores, attribution)).get
+            return lambda: _plot_task(out, scores, attribution, intervals)
+        return self.drawer.apply_async(_plot_task, (out, scores, attribution, intervals)).get
 
 
 def _stop(pool: Any) -> None:
@@ -340,7 +343,7 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         _POST.update(runs=kept, questions=questions, out=out, flags=flags, split=None if split == "all" else split,
                      n_boot=n_boot, data=data, split_name=split, cache_dir=cache_dir)
         side.start_scorers()
-        pending: dict[str, Callable[[], dict[str, Any]]] = {}
+        pending: dict[str, Callable[[], tuple[dict[str, Any], dict[str, Any]]]] = {}
         # A thread of this process finishes each run while the next one goes on (this process
         # mostly waits for its workers then): the run's loss attribution (SPEC §7) is written and
         # its browser parts are merged, configurations in the browser's order, the runs' order.
@@ -374,8 +377,9 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         attribution_plot = side.plot(out, None, attribution)
         timings["attribution and browser (waited for)"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        scores = {name: pending[name]() for name in SHIPPED_CONFIGS}
-        score_plots = side.plot(out, scores, None)
+        scored = {name: pending[name]() for name in SHIPPED_CONFIGS}
+        scores = {name: score for name, (score, _) in scored.items()}
+        score_plots = side.plot(out, scores, None, {name: cis for name, (_, cis) in scored.items()})
         audited = side.audit(scores)
         timings["scores (waited for)"] = time.perf_counter() - t0
         t0 = time.perf_counter()

@@ -9,7 +9,9 @@ Two rules, applied by every command that writes:
   ``build-benchmark --out``, the default ``tempbench-out/``) is used only when
   it is missing, empty, or was created by a tempbench command of the same kind
   before: such a directory holds a ledger file (:data:`LEDGER`) naming its
-  kind. A directory holding anything else (a data root, someone's
+  kind. A folder inside such a directory (``tempbench-out/runs/``, which
+  ``run`` and ``reproduce`` fill) is ours too: the nearest ledger above it
+  decides. A directory holding anything else (a data root, someone's
   ``baselines/`` or notes) is refused. Regenerating a directory of ours keeps
   the files we did not write.
 """
@@ -62,13 +64,41 @@ def check_output_file(path: str | Path, inputs: Iterable[str | Path | None] = ()
     return out
 
 
-def _ours(directory: Path, kind: str) -> bool:
+def _ledger_kind(directory: Path) -> str | None:
+    """The kind named by ``directory``'s ledger; ``None`` without a readable one."""
     ledger = directory / LEDGER
-    if ledger.is_file():
-        try:
-            return json.loads(ledger.read_text(encoding="utf-8")).get("kind") == kind
-        except (ValueError, UnicodeDecodeError, AttributeError):
-            return False
+    if not ledger.is_file():
+        return None
+    try:
+        kind = json.loads(ledger.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return "unreadable"  # a ledger we cannot read marks the folder, but as nothing we know
+    return kind if isinstance(kind, str) else "unreadable"
+
+
+def owning_ledger(directory: str | Path) -> tuple[Path, str] | None:
+    """``(folder, kind)`` of the nearest ledger in ``directory`` or above it, ``None`` when there is none.
+
+    The outputs tempbench writes go into subfolders of the folder it claimed
+    (``tempbench-out/runs/``, ``plots/``), which hold no ledger of their own:
+    the claimed folder's ledger covers them.
+    """
+    try:
+        here = Path(directory).resolve()
+    except OSError:
+        return None
+    for folder in (here, *here.parents):
+        kind = _ledger_kind(folder)
+        if kind is not None:
+            return folder, kind
+    return None
+
+
+def _ours(directory: Path, kind: str) -> bool:
+    owner = owning_ledger(directory)
+    if owner is not None:
+        # the nearest ledger decides: a data root's subfolder is not an output folder, nor the reverse
+        return owner[1] == kind
     return any((directory / mark).is_file() for mark in _OTHER_MARKS.get(kind, ()))
 
 
@@ -91,13 +121,17 @@ def claim_output_dir(path: str | Path, kind: str, inputs: Iterable[str | Path | 
     if out.is_dir() and any(out.iterdir()) and not _ours(out, kind):
         found = sorted(p.name for p in out.iterdir())
         shown = ", ".join(found[:4]) + (f" and {len(found) - 4} more" if len(found) > 4 else "")
-        raise OutputError(out, f"the folder holds files tempbench did not write ({shown}); it could be a data root or "
-                               "someone's own files, so it is left alone: give a new or empty folder")
+        owner = owning_ledger(out)
+        whose = (f"it is inside {owner[0]}, a tempbench folder of another kind ({owner[1]})" if owner is not None
+                 else f"no tempbench ledger ({LEDGER}) in it or in a folder above it")
+        raise OutputError(out, f"the folder holds files tempbench did not write ({shown}; {whose}); they could be a "
+                               "data root or someone's own files, so it is left alone: give a new or empty folder")
     if not out.parent.is_dir():
         raise OutputError(out, f"the folder {out.parent} does not exist (create it first)")
     if not create:
         return out
     out.mkdir(exist_ok=True)
-    if not (out / LEDGER).is_file():
+    owner = owning_ledger(out)
+    if owner is None or owner[1] != kind:  # a folder inside one of ours is covered by its ledger
         write_json(out / LEDGER, {"kind": kind, "written_by": "tempbench"})
     return out

@@ -7,6 +7,16 @@ filterable by configuration, complexity, operator, stage (optionally at one
 hop position, e.g. "3+hop questions whose second hop was capped") and free
 text; clicking one shows what ``tempbench show`` shows (SPEC §7).
 
+Links into the browser: the address ``report.html#browser&cfg=stale_blind&stage=capped&q=q01201``
+opens the browser with those filters and that question (keys ``cfg``, ``cx``,
+``op``, ``stage`` by name, ``hop``, ``text``, ``q``; values URI-encoded; an
+unknown value leaves its filter as it is). As the user filters or clicks a
+question the page rewrites its address in place (``history.replaceState``, no
+history entry per change), so the address bar always holds a link to the view.
+The stages, their chips and their filter come from the blob's ``stages``
+(:data:`eval.explain.STAGES`) and their colours from
+:func:`eval.report.plots.stage_colours`, so a new stage needs no edit here.
+
 Self-contained by construction: inline CSS and JavaScript, no font, image,
 style or script from anywhere else, and a Content-Security-Policy that forbids
 any network load, so it opens offline from a file in current Chromium and
@@ -30,7 +40,7 @@ from typing import Any
 
 from eval.explain import STAGE_HELP, STAGES, Explainer
 from eval.question_detail import question_detail
-from eval.report.plots import STAGE_COLOURS
+from eval.report.plots import stage_colours, text_colour
 from eval.report.tables import ordered
 from tempbench_core.atomic import write_text
 from tempbench_core.jsonl import dumps_json, dumps_strict_bytes
@@ -514,9 +524,10 @@ select, input { font: inherit; padding:.15rem .3rem; }
 .mark-gold { color:#2e7d32; font-weight:600; } .mark-stale { color:#9e6a00; font-weight:600; } .mark-dist { color:#ad1457; font-weight:600; }
 .muted { color:var(--muted); }
 """
-# the stage chips take the colours of the report's stacked-bar plot
-_CSS += "".join(f".st-{stage}{{background:{colour}}}\n" for stage, colour in STAGE_COLOURS.items())
-_CSS += ".st-filtered, .st-wrong_time { color:#111; }\n"  # dark text on the two light colours
+# the stage chips take the colours of the report's stacked-bar plot, one per stage of SPEC §7 (a new
+# stage gets its own without an edit here), with dark text on the light ones
+_CSS += "".join(f".st-{stage}{{background:{colour};color:{text_colour(colour)}}}\n"
+                for stage, colour in stage_colours(STAGES).items())
 
 _JS = r"""
 (function () {
@@ -553,8 +564,8 @@ _JS = r"""
       $("tab-" + t).classList.toggle("active", t === which);
     });
   }
-  $("tab-report").addEventListener("click", function () { showTab("report"); });
-  $("tab-browser").addEventListener("click", function () { showTab("browser"); });
+  $("tab-report").addEventListener("click", function () { showTab("report"); share(); });
+  $("tab-browser").addEventListener("click", function () { showTab("browser"); share(); });
   // filters
   D.configs.forEach(function (c) { option($("f-config"), c, c); });
   option($("f-cx"), "", "all"); distinct("cx").forEach(function (v) { option($("f-cx"), v, v); });
@@ -585,6 +596,72 @@ _JS = r"""
     for (var i = 0; i < Q.length; i++) if (keep(i)) matches.push(i);
     state.page = 0;
     render();
+    share();
+  }
+  // The address names the view (#browser&cfg=..&stage=capped&q=..), so it can be shared; the
+  // browser's history is not filled with every keystroke (replaceState, not pushState).
+  var HASH_KEYS = ["cfg", "cx", "op", "stage", "hop", "text", "q"];
+  var applying = false;
+  function viewHash() {
+    if ($("page-browser").hidden) return "";
+    var parts = ["browser"], values = {
+      cfg: state.cfg, cx: state.cx, op: state.op, stage: state.stage === "" ? "" : D.stages[+state.stage],
+      hop: state.hop, text: $("f-text").value.trim(), q: state.sel >= 0 ? Q[state.sel].id : ""
+    };
+    HASH_KEYS.forEach(function (k) {
+      if (values[k] !== "" && values[k] !== null && values[k] !== undefined) parts.push(k + "=" + encodeURIComponent(values[k]));
+    });
+    return "#" + parts.join("&");
+  }
+  function share() {
+    if (applying || !window.history || !history.replaceState) return;
+    var hash = viewHash();
+    // on the report tab the address is left alone unless it names a browser view (a heading's anchor stays)
+    if (hash === location.hash || (hash === "" && location.hash.indexOf("#browser") !== 0)) return;
+    try { history.replaceState(null, "", hash || location.pathname + location.search); } catch (e) { /* an address the page may not set */ }
+  }
+  function readHash(hash) {
+    var parts = hash.replace(/^#/, "").split("&"), out = { tab: parts[0] };
+    parts.slice(1).forEach(function (p) {
+      var at = p.indexOf("=");
+      if (at < 0) return;
+      try { out[p.slice(0, at)] = decodeURIComponent(p.slice(at + 1).replace(/\+/g, " ")); } catch (e) { /* a malformed escape: ignored */ }
+    });
+    return out;
+  }
+  function choose(id, value) {
+    // only a value the select offers: an unknown one leaves the filter as it is
+    var sel = $(id);
+    for (var j = 0; j < sel.options.length; j++) if (sel.options[j].value === value) { sel.value = value; return true; }
+    return false;
+  }
+  function applyHash() {
+    var h = readHash(location.hash);
+    if (h.tab === "report") showTab("report");
+    if (h.tab !== "browser") return;
+    showTab("browser");
+    applying = true;
+    if (h.cfg !== undefined && choose("f-config", h.cfg)) state.cfg = h.cfg;
+    if (h.cx !== undefined && choose("f-cx", h.cx)) state.cx = h.cx;
+    if (h.op !== undefined && choose("f-op", h.op)) state.op = h.op;
+    if (h.stage !== undefined) {
+      var s = D.stages.indexOf(h.stage);
+      if (choose("f-stage", s < 0 ? h.stage : String(s))) state.stage = $("f-stage").value;
+    }
+    if (h.hop !== undefined && choose("f-hop", h.hop)) state.hop = h.hop;
+    if (h.text !== undefined) { $("f-text").value = h.text; state.text = h.text.trim().toLowerCase(); }
+    filter();
+    var at = -1;
+    if (h.q !== undefined) for (var i = 0; i < Q.length; i++) if (String(Q[i].id) === h.q) { at = i; break; }
+    if (at >= 0 && D.runs[state.cfg][at]) {
+      var pos = matches.indexOf(at);
+      if (pos >= 0) state.page = Math.floor(pos / PAGE);
+      select(at);
+      var row = document.querySelector('#rows tr[data-index="' + at + '"]');
+      if (row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
+    }
+    applying = false;
+    share();
   }
   function render() {
     var pages = Math.max(1, Math.ceil(matches.length / PAGE));
@@ -630,7 +707,7 @@ _JS = r"""
   }
   function str(j) { return j === null || j === undefined ? null : S[j]; }
   function select(i) {
-    state.sel = i; render();
+    state.sel = i; render(); share();
     var q = Q[i], r = D.runs[state.cfg][i], box = $("detail");
     box.textContent = "";
     box.dataset.qid = q.id;
@@ -688,7 +765,10 @@ _JS = r"""
   $("next").addEventListener("click", function () { state.page += 1; render(); });
   var legend = $("legend");
   D.stages.forEach(function (s, j) { legend.appendChild(chip(j)); legend.appendChild(document.createTextNode(D.stageHelp[j] + "  ")); });
-  if (D.configs.length) filter(); else $("count").textContent = "no runs";
-  if (location.hash === "#browser") showTab("browser");
+  if (D.configs.length) {
+    applying = true; filter(); applying = false;  // the address is read before it is written
+    applyHash();
+    window.addEventListener("hashchange", applyHash);  // a link or an edited address opens its view
+  } else $("count").textContent = "no runs";
 })();
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.audit.format import verdict_summary
-from eval.diff import baseline_cell
+from eval.diff import baseline_cell, differing_metrics, metrics_agreement
 from eval.explain import STAGE_HELP, STAGES
 from eval.measures import FAMILIES, RANK_MEASURES
 from eval.published import published_rows
@@ -186,9 +186,10 @@ def write_report(
                     lines += [f"Per-question differences: `diff/`. To find the decision options (SPEC §2) that reproduce "
                               f"this baseline: {sweep}.", ""]
             metric_rows = d.get("metrics") or []
-            differ = [m for m in metric_rows if m["delta"] is None or abs(m["delta"]) > 1e-12]
+            differ = differing_metrics(metric_rows)  # as the table shows them, to 3 decimals
             if metric_rows and not differ:
-                lines += [f"All {len(metric_rows)} (slice, metric) values equal.", ""]
+                text = metrics_agreement(metric_rows)
+                lines += [f"{text[0].upper()}{text[1:]}.", ""]
             elif differ:
                 shown = differ[:40]
                 lines += [f"{len(differ)} of {len(metric_rows)} (slice, metric) values differ"

@@ -3,7 +3,9 @@
 The tests are :mod:`eval.paired`'s: per metric, overall and per slice, a paired
 bootstrap interval of ``A - B`` and a two-sided paired permutation test, with
 the number of questions whose contribution differs and an optional Holm
-correction over the reported rows.
+correction over the reported rows. With P permutations no p is below
+1/(P+1), so Holm over m rows cannot go below m/(P+1): when that exceeds 0.05
+the command says so and names the smallest ``--perm`` that can reach it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"permutations for the two-sided paired permutation test, 1 to {RESAMPLES_RANGE[1]:,} "
                              "(default 1000; the smallest reportable p is 1/(N+1))")
     parser.add_argument("--holm", action="store_true",
-                        help="add Holm-adjusted p-values over every reported row (overall and slices)")
+                        help="add Holm-adjusted p-values over every reported row (overall and slices); says when "
+                             "--perm is too small for any of them to reach 0.05 (the smallest is rows/(N+1)) and "
+                             "names the --perm that can")
     add_scoring_arguments(parser)
 
 
@@ -71,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
                 rows.append([f"{value} (n={tests['n']}) {row[0]}", *row[1:]])
         print_table(f"by {field}", cols, rows)
     info(result["tests"])
+    if args.holm:
+        info(result["correction"] + (f"; {result['correction_note']}" if result.get("correction_note") else ""))
     if result.get("note"):
         info(f"note: {result['note']}")
     if args.json:

@@ -15,8 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from eval.baselines import load_baseline
-from eval.diff import baseline_cell, compare, run_evidence, run_sweep
-from retriever import SWEEP_CANDIDATES, from_mapping, load_benchmark, load_config, load_flags, load_index
+from eval.diff import baseline_cell, compare, differing_metrics, metrics_agreement, run_evidence, run_sweep
+from retriever import (
+    SWEEP_CANDIDATES,
+    describe_variant,
+    from_mapping,
+    load_benchmark,
+    load_config,
+    load_flags,
+    load_index,
+)
 from tempbench.commands._numbers import check_numbers
 from tempbench.commands._scoring import add_force_argument, check_runs
 from tempbench.data import add_data_arguments, data_from_args
@@ -90,14 +98,14 @@ def print_diff(result: dict[str, Any], show: int = 10) -> None:
             # one line per item: the items are data, each escaped on its own line
             print(f"{terminal_text(qid)}:\n" + "\n".join(terminal_text(part) for part in parts))
     if result.get("metrics"):
-        # Only what differs is printed; --json keeps every row.
-        differ = [m for m in result["metrics"] if m["delta"] is None or abs(m["delta"]) > 1e-12]
+        # Only what differs as shown (3 decimals) is printed; --json keeps every row and its exact delta.
+        differ = differing_metrics(result["metrics"])
         if differ:
             print_table(f"metric deltas (run - baseline): {len(differ)} of {len(result['metrics'])} differ",
                         ["slice", "metric", "run", "baseline", "delta"],
                         [[m["slice"], m["metric"], m["run"], baseline_cell(m), m["delta"]] for m in differ])
         else:
-            info(f"metric deltas: all {len(result['metrics'])} (slice, metric) values equal")
+            info(f"metric deltas: {metrics_agreement(result['metrics'])}")
     invalid = [m for m in result.get("metrics") or [] if m.get("invalid")]
     if invalid:
         info(f"{len(invalid)} value(s) of the baseline table are impossible and were not compared: "
@@ -113,8 +121,12 @@ def print_diff(result: dict[str, Any], show: int = 10) -> None:
         print_sweep(result["sweep"])
 
 
-def print_sweep(sweep: dict[str, Any], shown: int = 15) -> None:
-    """The sweep's groups of identical variants, best first, and what it concludes."""
+def print_sweep(sweep: dict[str, Any], shown: int = 15, members_shown: int = 24) -> None:
+    """The sweep's groups of identical variants, best first, what it concludes, and the keys without effect.
+
+    The best group's members are listed (up to ``members_shown``): any of
+    them gives the evidence that group has.
+    """
     rows = sweep["rows"]
     table = [[i + 1, v["variant"] + ("" if v["agree"] == 1 else f" (and {v['agree'] - 1} more)"), v["agree"],
               f"{v['exact']} of {v['n']}", v["share"]] for i, v in enumerate(rows[:shown])]
@@ -123,6 +135,8 @@ def print_sweep(sweep: dict[str, Any], shown: int = 15) -> None:
                                                         "share"], table)
     if len(rows) > shown:
         info(f"... {len(rows) - shown} more group(s); --json has them all")
+    for key in sweep.get("no_effect") or []:
+        info(f"{key}: no effect here (every value of it gives the same evidence on this data)")
     if not rows:
         return
     best = rows[0]
@@ -132,11 +146,31 @@ def print_sweep(sweep: dict[str, Any], shown: int = 15) -> None:
     else:
         info(f"no variant reproduces the baseline (none matches {sweep['threshold']:.0%} of its questions); "
              f"closest: {best['variant']} with {best['exact']:,} of {best['n']:,} ({best['share']:.1%})")
+    if best["agree"] > 1:
+        info(f"its group, {best['agree']} variants with identical evidence: " + _members(sweep, members_shown))
     first = sweep.get("first_difference")
     if first:
         info(f"first question where the best variant differs: {first['question']} "
              f"({len(first['missing'])} missing, {len(first['extra'])} extra, {len(first['changed'])} changed time, "
              f"{len(first['reordered'])} reordered)")
+
+
+def _members(sweep: dict[str, Any], shown: int) -> str:
+    """The best group's variants in words.
+
+    Every combination of the keys without effect around the group's first
+    variant is in the group (they change nothing); when the group has just
+    those, it is "the first variant, whatever the value of" those keys, else
+    its variants are listed one by one (up to ``shown``).
+    """
+    best = sweep["rows"][0]
+    idle = [k for k in sweep["keys"] if k in (sweep.get("no_effect") or [])]
+    if idle and best["agree"] == sweep.get("no_effect_combinations"):
+        lead = {k: v for k, v in best["changes"].items() if k not in idle}
+        return f"{describe_variant(lead)}, whatever the value of {', '.join(idle)}"
+    members = best["variants"]
+    return "; ".join(members[:shown]) + (f"; ... {len(members) - shown} more (--json has them all)"
+                                         if len(members) > shown else "")
 
 
 def _key_list(text: str) -> list[str]:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from eval.answers import read_predictions
 from eval.measures import FAMILIES
+from eval.per_question import has_config, run_stages, write_per_question_csv
 from eval.scoring import evaluate, to_json
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
 from tempbench.data import data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
+from tempbench_core.errors import ConfigError, TempbenchError
 from tempbench_core.outputs import check_output_file
 from tempbench_core.runfile import read_run
 
@@ -41,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = definitions()
     parser.add_argument("run", metavar="RUN.jsonl", help="run file or evidence JSONL")
     parser.add_argument("--json", metavar="OUT", help="also write the scores as one JSON object (SPEC §6.2)")
+    parser.add_argument("--per-question", metavar="OUT.csv",
+                        help="also write one CSV row per scored question: id, split, complexity, operator, n_ret, "
+                             "hits, n_gold, TRP, CCR, the rank measures and, when the run's configuration "
+                             "(.meta.json) and the KG are at hand, the SPEC §7 stage of each gold hop "
+                             "(eval.per_question; pandas.read_csv reads it)")
+    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory, for the --per-question stages "
+                                                           "(default: the per-user cache)")
     parser.add_argument("--predictions", metavar="P", help="predictions JSONL (id, prediction) to add answer EM/F1 (SPEC §3.6)")
     parser.add_argument("--t-query-hidden", action="store_true",
                         help="the generator never saw t_query: do not flag interval EM as leak-contaminated")
@@ -52,8 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
 
     check_boot(args)
+    inputs = [args.run, args.predictions, *data_from_args(args).input_files()]
     if args.json:
-        check_output_file(args.json, [args.run, args.predictions, *data_from_args(args).input_files()], "--json")
+        check_output_file(args.json, inputs, "--json")
+    if args.per_question:
+        check_output_file(args.per_question, inputs, "--per-question")
+        if args.json and Path(args.json).resolve() == Path(args.per_question).resolve():
+            raise ConfigError("--json and --per-question name the same file; give two paths")
     check_runs(args, args.run)
     questions, flags, _ = load_inputs(args)
     run_records = read_run(args.run)
@@ -65,7 +80,26 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, result)
         info(f"wrote {args.json}")
+    if args.per_question:
+        write_per_question(args, run_records, questions, ev)
     return 0
+
+
+def write_per_question(args: argparse.Namespace, records: Any, questions: list[dict[str, Any]], ev: Any) -> None:
+    """``--per-question OUT.csv``: the per-question table, with the SPEC §7 stages when they can be known here."""
+    data = data_from_args(args)
+    stages = None
+    why = ""
+    try:
+        stages = run_stages(records, questions, data, run_path=args.run, cache_dir=args.cache_dir)
+    except TempbenchError as exc:  # the stages are extra: the scores stand without them
+        why = f": {exc}"
+    if stages is None and not why:
+        why = (f": {args.run} has no .meta.json with its configuration" if not has_config(args.run)
+               else f": no KG file at {data.kg} (give --data DIR)")
+    path = write_per_question_csv(args.per_question, ev, stages)
+    info(f"wrote {path}: {len(ev.rows):,} questions" + ("" if stages is not None else
+                                                         f"; stage columns left empty{why}"))
 
 
 def print_report(result: dict[str, Any], title: str = "") -> None:

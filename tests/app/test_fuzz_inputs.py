@@ -400,6 +400,10 @@ def _expected_outcome(base_values: dict[str, Any] | None, base_problem: tuple[st
         if key == "caps" and isinstance(value, str) and re.match(r"^\s*\d+(\s*,\s*\d+)+\s*$", value):
             return [("caps", "brackets")], {}
         values[key] = value
+    keys = [item.split("=", 1)[0].strip() for item in overrides]
+    twice = [k for k in dict.fromkeys(keys) if keys.count(k) > 1]
+    if twice:  # which of two values was meant cannot be known (issue 26)
+        return [(repr(twice[0]), "given")], {}
     if not any(item.split("=", 1)[0].strip() == "name" for item in overrides):
         values.pop("name")  # the configuration is renamed after its overrides (always a valid file name)
     return _problems(values), values

@@ -218,3 +218,80 @@ def test_question_browser_in_chromium(browser, reproduced):  # browser first: a 
 
     severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
     assert not severe, severe
+
+
+def _state(browser) -> dict:
+    """What the browser shows: the filters' values, the count, the selected question, the address's hash."""
+    return browser.execute_script(
+        "function v(id) { return document.getElementById(id).value; }"
+        "return {cfg: v('f-config'), cx: v('f-cx'), op: v('f-op'), hop: v('f-hop'), text: v('f-text'),"
+        " stage: (function (s) { return s.value === '' ? '' : s.options[s.selectedIndex].text; })(document.getElementById('f-stage')),"
+        " count: document.getElementById('count').textContent, detail: document.getElementById('detail').dataset.qid || null,"
+        " selected: Array.from(document.querySelectorAll('#rows tr.selected')).map(function (r) { return r.dataset.qid; }),"
+        " browser: !document.getElementById('page-browser').hidden, hash: location.hash};")
+
+
+def test_links_into_the_browser_in_chromium(browser, reproduced):
+    """``report.html#browser&cfg=..&stage=..&q=..`` opens that view; filtering rewrites the address, which reopens it."""
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    explained = json.loads((reproduced / "explain" / "stale_blind.json").read_text(encoding="utf-8"))["questions"]
+    questions = blob_of((reproduced / "report.html").read_text(encoding="utf-8"))["questions"]
+    n = len(questions)
+    capped = [q for q, st in explained.items() if "capped" in st]
+    assert len(capped) > 50  # the question asked for is on a later page of the list
+    qid = capped[-1]
+    page = (reproduced / "report.html").resolve().as_uri()
+    wait = WebDriverWait(browser, 20)
+
+    browser.get(f"{page}#browser&cfg=stale_blind&stage=capped&q={qid}")
+    wait.until(lambda d: _state(d)["detail"] == qid)
+    state = _state(browser)
+    assert state["browser"] and state["cfg"] == "stale_blind" and state["stage"] == "capped"
+    assert state["count"] == f"{len(capped)} of {n} questions" and state["selected"] == [qid]
+    assert f"question {qid} " in browser.find_element("id", "detail").text
+    assert state["hash"] == f"#browser&cfg=stale_blind&stage=capped&q={qid}"
+
+    # filtering rewrites the address (in place: no history entry per change)
+    length = browser.execute_script("return history.length")
+    cx = next(q["cx"] for q in questions if q["id"] == qid)
+    Select(browser.find_element("id", "f-cx")).select_by_value(cx)
+    browser.find_element("id", "f-text").send_keys("q")
+    wait.until(lambda d: "text=q" in _state(d)["hash"])
+    state = _state(browser)
+    assert state["hash"] == f"#browser&cfg=stale_blind&cx={cx}&stage=capped&text=q&q={qid}"
+    assert browser.execute_script("return history.length") == length
+    expected = sum(1 for q in questions if q["id"] in capped and q["cx"] == cx and "q" in q["id"].lower())
+    assert state["count"] == f"{expected} of {n} questions"
+
+    # ... and that address, opened afresh, shows the same view
+    shared = browser.current_url
+    browser.get("about:blank")
+    browser.get(shared)
+    wait.until(lambda d: _state(d)["detail"] == qid)
+    again = _state(browser)
+    assert {k: again[k] for k in ("cfg", "cx", "stage", "text", "count", "selected")} == \
+        {"cfg": "stale_blind", "cx": cx, "stage": "capped", "text": "q", "count": state["count"], "selected": [qid]}
+
+    # a link followed inside the page (hashchange) opens its view; unknown values leave the filters alone
+    browser.execute_script("location.hash = '#browser&cfg=oracle&stage=no_such_stage&cx=9hop&q=nope'")
+    wait.until(lambda d: _state(d)["cfg"] == "oracle")
+    state = _state(browser)
+    assert state["stage"] == "capped" and state["cx"] == cx
+    # the report tab leaves a heading's anchor alone and drops the browser's view from the address
+    browser.find_element("id", "tab-report").click()
+    assert _state(browser)["hash"] == ""
+    browser.get(f"{page}#by-complexity")
+    assert not _state(browser)["browser"] and _state(browser)["hash"] == "#by-complexity"
+
+    # the stage chips: one colour per stage of SPEC §7, the plot's, all different
+    colours = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#legend .chip')).map(function (c) {"
+        " return [c.textContent, getComputedStyle(c).backgroundColor]; });")
+    from eval.report.plots import stage_colours
+
+    want = {s: "rgb({}, {}, {})".format(*(int(c[i:i + 2], 16) for i in (1, 3, 5))) for s, c in stage_colours().items()}
+    assert [name for name, _ in colours] == list(STAGES) and dict(colours) == want
+    assert len(set(want.values())) == len(STAGES)
+    severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    assert not severe, severe

@@ -161,3 +161,13 @@ def test_report_links_only_the_plots_it_could_draw(fresh_reproduce, tmp_path):
     pngs = sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "plots").glob("*.png"))
     assert links == pngs and "plots/filtered_vs_stale_blind.png" not in pngs  # needs both oracle and stale_blind
     assert "plots/by_complexity.png" in pngs
+
+
+@pytest.mark.parametrize("name", ["by_complexity", "attribution", "ties"])
+def test_readme_figures_are_what_reproduce_draws(fresh_reproduce, name):
+    """The README's pictures (``data/figures/``) are the plots of ``tempbench reproduce`` on the default data."""
+    out, _, _ = fresh_reproduce
+    assert f"(data/figures/{name}.png)" in (REPO / "README.md").read_text(encoding="utf-8")
+    drawn = (out / "plots" / f"{name}.png").read_bytes()
+    assert (REPO / "data" / "figures" / f"{name}.png").read_bytes() == drawn, (
+        f"data/figures/{name}.png is not what `tempbench reproduce` draws now: copy tempbench-out/plots/{name}.png there")

@@ -80,8 +80,8 @@ def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path
         raise EvidenceError("scoring broke on purpose")
 
     # forked workers inherit the patches (a run is scored from its parts, else from its records)
-    monkeypatch.setattr(job, "score_parts", broken)
-    monkeypatch.setattr(job, "score_run", broken)
+    monkeypatch.setattr(job, "evaluate_parts", broken)
+    monkeypatch.setattr(job, "evaluate", broken)
     with pytest.raises(EvidenceError, match="on purpose"):
         job.reproduce(resolve_data(data=small_sample), out=tmp_path / "out", split="test", workers=2, n_boot=5)
     assert multiprocessing.active_children() == []
@@ -99,7 +99,7 @@ def test_runs_are_scored_from_their_parts_and_from_their_files_alike(small_sampl
         raise AssertionError("a run file was scored although its parts sufficed")
 
     with monkeypatch.context() as patch:
-        patch.setattr(job, "score_run", never)
+        patch.setattr(job, "evaluate", never)  # the records' (or the file's) evaluation
         from_parts = job.reproduce(data, out=tmp_path / "parts", split="all", workers=1, n_boot=20).scores
     with monkeypatch.context() as patch:
         patch.setattr(job, "table_part", lambda *_args: None)
