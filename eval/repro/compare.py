@@ -43,7 +43,7 @@ from eval.repro.effects import delta_ri, effect_ratio
 from eval.repro.ktu import ktu
 from eval.repro.means import fmean
 from eval.repro.options import ReproOptions
-from eval.repro.rbo import rbo
+from eval.repro.rbo import rbo, rbo_ceiling_kernel
 from eval.repro.rmse import nrmse, rmse
 from eval.repro.ttest import p_value
 from eval.repro.values import RunValues
@@ -116,7 +116,7 @@ def effect_figures(orig_a: RunValues, orig_b: RunValues, rep_a: RunValues, rep_b
 
 def compare_runs(original: Mapping[str, ScoredRun], reproduced: Mapping[str, ScoredRun],
                  measures: Sequence[tuple[str, Measure]], baseline: str, n_questions: int,
-                 options: ReproOptions | None = None) -> dict[str, Any]:
+                 options: ReproOptions | None = None, extras: dict[str, Any] | None = None) -> dict[str, Any]:
     """The SPEC §8 object of the configurations present on both sides (module docstring).
 
     Parameters
@@ -124,6 +124,12 @@ def compare_runs(original: Mapping[str, ScoredRun], reproduced: Mapping[str, Sco
     original, reproduced:
         Configuration name -> :class:`ScoredRun`, every one over the same
         ``n_questions`` questions in the same order.
+    extras:
+        Filled, when given, with what the tables show beside the object:
+        ``rbo_ceiling`` (configuration -> the mean of
+        :func:`~eval.repro.rbo.rbo_ceiling_kernel`, the RBO of a perfect
+        reproduction with these list lengths) and ``ktu_questions``
+        (configuration -> the number of questions KTU is defined on).
     measures:
         ``[(name as given, measure)]`` (:func:`eval.repro.values.parse_measures`).
     baseline:
@@ -135,6 +141,12 @@ def compare_runs(original: Mapping[str, ScoredRun], reproduced: Mapping[str, Sco
                               "questions": n_questions, "configs": {}, "effects": {}}
     for name in names:
         result["configs"][name] = config_figures(original[name], reproduced[name], measures, options)
+        if extras is not None:
+            o, r = original[name].docs, reproduced[name].docs
+            ceiling = rbo_ceiling_kernel(o.lengths, r.lengths, options.rbo_p, options.rbo_depth, options.rbo_both_empty)
+            extras.setdefault("rbo_ceiling", {})[name] = fmean(ceiling)
+            _, per_q = ktu(o, r, options.ktu_cut)
+            extras.setdefault("ktu_questions", {})[name] = int((~np.isnan(per_q)).sum())
     if baseline in names:
         for name in names:
             if name != baseline:

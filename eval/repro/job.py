@@ -110,7 +110,7 @@ def _map(task: Callable[[Any], Prepared], slots: list[tuple[str, str]], workers:
 def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
                     questions: Sequence[Mapping[str, Any]], measures: Sequence[tuple[str, Measure]],
                     baseline: str = "oracle", options: ReproOptions | None = None, split: str | None = None,
-                    key: str = "auto", workers: int = 1) -> dict[str, Any]:
+                    key: str = "auto", workers: int = 1, extras: dict[str, Any] | None = None) -> dict[str, Any]:
     """The SPEC §8 object of the configurations both sides hold (:func:`eval.repro.compare.compare_runs`).
 
     Parameters
@@ -128,9 +128,14 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
         (``None``: the questions of the runs) and the SPEC §3.1 key space.
     workers:
         Processes that read and score the runs.
+    extras:
+        Filled as :func:`~eval.repro.compare.compare_runs` fills it, plus
+        ``paired`` (the configurations compared).
     """
     options = options or ReproOptions()
     names = [n for n in original if n in reproduced]
+    if extras is not None:
+        extras["paired"] = list(names)
     if baseline not in names:
         side = "original" if baseline not in original else "reproduced"
         raise RunMismatchError(f"the baseline configuration {baseline!r} has no {side} run (expected "
@@ -156,4 +161,4 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
     docs = encode([spread_runs[slot][1] for slot in slots])
     scored = {slot: ScoredRun(spread_runs[slot][0], d) for slot, d in zip(slots, docs, strict=True)}
     return compare_runs({n: scored[("original", n)] for n in names}, {n: scored[("reproduced", n)] for n in names},
-                        measures, baseline, len(qids), options)
+                        measures, baseline, len(qids), options, extras)

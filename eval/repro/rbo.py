@@ -79,3 +79,23 @@ def rbo(orig: DocLists, rep: DocLists, p: float = 0.95, depth: int = 1000,
     """``(mean RBO, per-question RBO)`` of two runs over the same questions (SPEC §8)."""
     per_q = rbo_kernel(orig.codes, orig.lengths, rep.codes, rep.lengths, p, depth, both_empty)
     return fmean(per_q), per_q
+
+
+def rbo_ceiling_kernel(orig_len: np.ndarray, rep_len: np.ndarray, p: float = 0.95, depth: int = 1000,
+                       both_empty: str = "skip") -> np.ndarray:
+    r"""Per question, the largest RBO two lists of these lengths can reach: identical up to the shorter length ``m``.
+
+    .. math:: \Big(\sum_{i=1}^{\min(m, d)} p^{i-1} + m \sum_{i=m+1}^{d} p^{i-1}/i\Big) \Big/ \sum_{i=1}^{d} p^{i-1}
+
+    Below 1 whenever ``m < d``: with SPEC §8's depth 1000 and k = 15 lists, two
+    identical runs score about 0.70. NaN (or 1) where both lists are empty, as :func:`rbo_kernel`.
+    """
+    suffix, norm = suffix_weights(p, depth)
+    i = np.arange(1, depth + 1, dtype=np.float64)
+    head = np.concatenate([[0.0], np.cumsum(float(p) ** (i - 1))])  # head[m] = sum_{i<=m} p^(i-1)
+    tail = np.concatenate([suffix, [0.0]])  # tail[m] = S(m + 1), 0 beyond the depth
+    m = np.minimum(np.minimum(orig_len, rep_len), depth)
+    out = (head[m] + m * tail[m]) / norm
+    empty = (orig_len == 0) & (rep_len == 0)
+    out[empty] = np.nan if both_empty == "skip" else 1.0
+    return out
