@@ -33,7 +33,7 @@ from eval.repro.doclists import encode, one_space, parse_run, run_docids, run_sp
 from eval.repro.options import ReproOptions
 from eval.repro.values import RunValues, run_values
 from eval.scoring import evaluate
-from tempbench_core.errors import RunMismatchError
+from tempbench_core.errors import RunMismatchError, TempbenchError
 from tempbench_core.runfile import read_run
 
 #: What the forked workers read (set before the pool is made, inherited by fork).
@@ -92,19 +92,36 @@ def spread(p: Prepared, qids: Sequence[Any], empty: Prepared) -> tuple[RunValues
     return values, docs
 
 
-def _prepare_task(slot: tuple[str, str]) -> Prepared:
+@dataclass
+class _Failed:
+    """A user error of a worker, sent back as text (error classes with their own ``__init__`` do not unpickle)."""
+
+    message: str
+
+
+def _prepare_task(slot: tuple[str, str]) -> Prepared | _Failed:
     """Read (when given as a path) and prepare one run: in a worker, or in this process."""
-    run = _TASK["runs"][slot]
-    if isinstance(run, (str, Path)):
-        run = read_run(run)
-    return prepare(run, _TASK["questions"], _TASK["measures"], _TASK["split"], _TASK["key"], _TASK["trp_empty"])
+    try:
+        run = _TASK["runs"][slot]
+        if isinstance(run, (str, Path)):
+            run = read_run(run)
+        return prepare(run, _TASK["questions"], _TASK["measures"], _TASK["split"], _TASK["key"], _TASK["trp_empty"])
+    except TempbenchError as exc:
+        if multiprocessing.parent_process() is None:
+            raise
+        return _Failed(str(exc))
 
 
-def _map(task: Callable[[Any], Prepared], slots: list[tuple[str, str]], workers: int) -> list[Prepared]:
+def _map(task: Callable[[Any], Prepared | _Failed], slots: list[tuple[str, str]], workers: int) -> list[Prepared]:
     if workers > 1 and len(slots) > 1 and "fork" in multiprocessing.get_all_start_methods():
         with multiprocessing.get_context("fork").Pool(min(workers, len(slots))) as pool:
-            return pool.map(task, slots, chunksize=1)
-    return [task(slot) for slot in slots]
+            done = pool.map(task, slots, chunksize=1)
+    else:
+        done = [task(slot) for slot in slots]
+    for result in done:
+        if isinstance(result, _Failed):
+            raise TempbenchError(result.message)
+    return done  # type: ignore[return-value]
 
 
 def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],

@@ -330,3 +330,11 @@ def test_bad_folders_and_options(folders: dict, tmp_path: Path, capsys) -> None:
     assert "strictly between 0 and 1" in err
     err = _fails(capsys, str(folders["root"] / "orig"), str(folders["root"] / "rep"), "--rbo-depth", "0")
     assert "integer >= 1" in err
+
+
+def test_malformed_run_in_a_worker(folders: dict, tmp_path: Path, capsys) -> None:
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "oracle.jsonl").write_text('{"id": "q", "evidence": [}\n')
+    err = _fails(capsys, str(folders["root"] / "orig"), str(tmp_path / "rep"), "--data", str(folders["data"]),
+                 "--workers", "2")
+    assert "oracle.jsonl:1" in err
