@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("tempbench.commands.score", "score a run: TRP/CCR, negatives, rank metrics, ties, intervals (SPEC §3)"),
     "score-answers": ("tempbench.commands.score_answers", "answer EM/F1, overall and without the interval slice (SPEC §3.6)"),
     "compare": ("tempbench.commands.compare", "paired comparison of two runs on the same questions (SPEC §3.7)"),
+    "repro": ("tempbench.commands.repro", "how close a reproduction is: KTU, RBO, RMSE, t-test, ER, ΔRI of paired runs (SPEC §8)"),
     "export-trec": ("tempbench.commands.export_trec", "write runs as TREC run files with stable document ids, plus one shared qrels file"),
     "audit": ("tempbench.commands.audit", "recompute the dataset card's claims from data (SPEC §4)"),
     "diff": ("tempbench.commands.diff", "diff a run against published baselines or another run (SPEC §6.3)"),

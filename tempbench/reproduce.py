@@ -53,6 +53,7 @@ from eval.question_detail import question_negatives
 from eval.report.html import BrowserBlob, browser_json, browser_part, row_sources, write_html
 from eval.report.markdown import write_report
 from eval.report.plots import SCORE_PLOTS, import_pyplot_now, write_plots
+from eval.report.reproducibility import reproducibility_report
 from eval.report.tables import ordered
 from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import UNFREED_SHARDS, default_workers, load_benchmark, load_config, load_flags, load_index, run_to_file
@@ -404,8 +405,17 @@ def _reproduce(data: DataPaths, out: Path, split: str, workers: int, n_boot: int
         plots = {**attribution_plot(), **score_plots()}
         timings["plots (waited for)"] = time.perf_counter() - t0
 
+    repro = None
+    if data.baselines is not None:
+        # SPEC §8: the published per-question runs of the four configurations against ours
+        t0 = time.perf_counter()
+        runs_dir = out / "runs"
+        repro = reproducibility_report(Path(data.baselines), {n: runs_dir / f"{n}.jsonl" for n in SHIPPED_CONFIGS},
+                                       questions, out, split, workers)
+        timings["reproducibility"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots)
+    report = write_report(out, scores, audit_rows, diffs, description or {}, attribution=attribution, plots=plots,
+                          reproducibility=repro)
     write_html(out, report.read_text(encoding="utf-8"), None, data_json=blob_json)
     timings["report"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)

@@ -17,6 +17,7 @@ from eval.explain import STAGE_HELP, STAGES
 from eval.measures import FAMILIES, RANK_MEASURES
 from eval.published import published_rows
 from eval.report.plots import TIE_METRICS, write_plots
+from eval.report.reproducibility import reproducibility_lines
 from eval.report.tables import audit_table, fmt, headline_rows, md_table, ordered, slice_rows
 from tempbench_core.atomic import write_text
 from tempbench_core.text import markdown_code, markdown_text
@@ -83,6 +84,7 @@ def write_report(
     meta: Mapping[str, Any] | None = None,
     attribution: Mapping[str, Mapping[str, Any]] | None = None,
     plots: Mapping[str, Path] | None = None,
+    reproducibility: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``plots/*.png`` and ``report.md`` into ``out_dir``; returns the report path.
 
@@ -103,6 +105,10 @@ def write_report(
     plots:
         The plots already drawn (:func:`eval.report.plots.write_plots` of the
         same scores and attribution); default: drawn here.
+    reproducibility:
+        The SPEC §8 comparison with the published per-question runs
+        (:func:`eval.report.reproducibility.reproducibility_report`); adds the
+        *Reproducibility* section.
     """
     out = Path(out_dir)
     if plots is None:
@@ -159,6 +165,7 @@ def write_report(
                   md_table(["config", "metric", "observed", "expected", "min", "max", "bias"], tie_rows), ""]
         image("ties", "tie-aware ranges")
     lines += attribution_lines(attribution or {}, plots)
+    lines += reproducibility_lines(reproducibility)
     if audit_rows:
         lines += ["## Audit of the card's claims (SPEC §4)", "",
                   f"Verdicts: {verdict_summary(audit_rows)}. Tolerances: `configs/paper_numbers.toml`. On data other than "

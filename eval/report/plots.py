@@ -372,3 +372,35 @@ def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path,
         if job(path):
             written[name] = path
     return written
+
+
+def plot_effects(result: Mapping[str, Any], path: Path) -> bool:
+    """ER against ΔRI (SPEC §8), one point per ablation and measure; (1, 0) is perfect reproduction.
+
+    ``result`` is the object of :func:`eval.repro.compare.compare_runs`.
+    Undefined points (no effect in the original) are left out; False when
+    none is left.
+    """
+    points = [(name, m, e["er"][m], e["delta_ri"][m]) for name, e in result.get("effects", {}).items()
+              for m in result.get("measures", []) if e["er"][m] is not None and e["delta_ri"][m] is not None]
+    if not points:
+        return False
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 5), constrained_layout=True)
+    ax.axvline(1.0, color="#999999", lw=0.8)
+    ax.axhline(0.0, color="#999999", lw=0.8)
+    ax.plot([1.0], [0.0], marker="*", ms=18, color="#bdbdbd", ls="none", zorder=1, label="perfect reproduction (1, 0)")
+    names = list(dict.fromkeys(p[0] for p in points))
+    markers = dict(zip(result["measures"], "osD^vP<>", strict=False))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, name in enumerate(names):
+        for _, m, er, dri in (p for p in points if p[0] == name):
+            ax.plot([er], [dri], marker=markers.get(m, "o"), ls="none", color=colours[i % len(colours)], zorder=3,
+                    label=f"{name} {m}")
+    ax.set_xlabel("ER (effect ratio)")
+    ax.set_ylabel("ΔRI (delta relative improvement)")
+    ax.set_title(f"reproduced effects against {result.get('baseline')}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    _save(fig, path)
+    return True
