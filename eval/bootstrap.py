@@ -20,6 +20,17 @@ swaps A and B per question with probability 1/2::
     p = (1 + #{|delta_perm| >= |delta_obs|}) / (P + 1)
 
 with ``P`` the permutations whose metric is defined (denominator > 0).
+Several rows tested at once are corrected with Holm's step-down procedure.
+
+References
+----------
+- B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman &
+  Hall, 1993 (percentile intervals).
+- M. D. Smucker, J. Allan and B. Carterette, "A Comparison of Statistical
+  Significance Tests for Information Retrieval Evaluation", CIKM 2007 (paired
+  randomization and bootstrap tests over topics).
+- S. Holm, "A Simple Sequentially Rejective Multiple Test Procedure",
+  Scandinavian Journal of Statistics 6(2), 1979.
 """
 
 from __future__ import annotations

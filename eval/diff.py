@@ -33,7 +33,7 @@ from eval.keyspace import KEY_CHOICES
 from eval.metric_tables import MetricBaseline, flatten_scores, resolve_slice
 from eval.scoring import score_run
 from eval.trp_ccr import aggregate, coverage_by, score_question
-from retriever import describe_variant, sweep_keys, sweep_runs, sweep_variants
+from retriever import DecisionSweep
 from tempbench_core.errors import EvidenceError, TempbenchError
 from tempbench_core.runfile import RunRecords
 from tempbench_core.schema import format_span
@@ -364,12 +364,13 @@ def run_sweep(
         order) where the best row differs, with its per-question diff.
     """
     wanted = [q for q in questions if str(q["id"]) in baseline]
-    variants = sweep_variants(base, keys)
+    sweep = DecisionSweep(base, keys)
+    variants = sweep.variants
     group_of: list[int] = []  # each variant's group, in sweep order
     space = None
     groups: dict[int, dict[str, Any]] = {}
     fingerprints: dict[tuple, int] = {}
-    for order, (changes, run) in enumerate(sweep_runs(index, base, wanted, variants)):
+    for order, (changes, run) in enumerate(sweep.runs(index, wanted)):
         if space is None or base_form == "line":
             space = choose_space(
                 itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form
@@ -387,8 +388,8 @@ def run_sweep(
         members = sorted(group["members"], key=lambda m: (len(m[1]), m[0]))
         lead_order, lead = members[0]
         rows.append({
-            "variant": describe_variant(lead), "changes": lead, "agree": len(members),
-            "variants": [describe_variant(c) for _, c in members],
+            "variant": DecisionSweep.describe(lead), "changes": lead, "agree": len(members),
+            "variants": [DecisionSweep.describe(c) for _, c in members],
             "exact": group["exact"], "n": group["n"], "share": group["exact"] / group["n"] if group["n"] else 0.0,
             "_order": lead_order, "_run": group["run"],
         })
@@ -403,7 +404,7 @@ def run_sweep(
                 break
     for r in rows:
         del r["_order"], r["_run"]
-    swept = list(keys) if keys is not None else sweep_keys(base)
+    swept = sweep.keys
     idle = keys_without_effect(base, swept, variants, group_of)
     return {
         "keys": swept,
@@ -421,7 +422,7 @@ def keys_without_effect(base: Any, keys: Sequence[str], variants: Sequence[Mappi
                         group_of: Sequence[int]) -> list[str]:
     """The swept keys whose value never changed the evidence: on this data, they have no effect.
 
-    The variants are every combination of the keys' values (:func:`retriever.sweep_variants`);
+    The variants are every combination of the keys' values (:class:`retriever.DecisionSweep`);
     a key has no effect when any two variants that differ in that key alone
     fall in the same group of identical evidence (``group_of[i]`` is variant
     ``i``'s group). A key that took a single value is not listed.

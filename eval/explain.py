@@ -63,7 +63,7 @@ import numpy as np
 
 from eval.evidence import QuestionRead, read_question
 from eval.keyspace import GoldTriple
-from retriever import PoolSummary, Retriever, from_mapping
+from retriever import PoolSummary, Retriever, RetrieverConfig
 from tempbench_core.arrays import in_sorted
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, dumps_json
@@ -177,7 +177,7 @@ class Explainer:
         filter, ``cap_scope``/``cap_counts``).
     pools:
         Optional ``{question id: PoolSummary}`` kept by the run itself
-        (``run_to_file(..., pools=...)``): the run's pool of a question is
+        (the shard's :class:`retriever.Shard` pools): the run's pool of a question is
         then read there instead of expanded again. Only for records of that
         very run (same anchor, same configuration).
     """
@@ -202,18 +202,18 @@ class Explainer:
         # attribute_run and the HTML browser ask for the same ones
         self._explained: dict[Any, tuple[Mapping[str, Any], Mapping[str, Any], Explanation]] = {}
 
-    def forget(self, into: list[Any] | None = None) -> None:
+    def forget(self, keep: bool = False) -> dict[Any, Any] | None:
         """Drop the explanations kept for a later :func:`eval.question_detail.question_detail` of the same records.
 
-        ``into``: a list that takes them instead, in a process that ends
-        without freeing its objects one by one (a pool worker, terminated),
-        where freeing them here would only cost time.
+        ``keep``: return them instead of freeing them here, for a process that
+        ends without freeing its objects one by one (a worker), where freeing
+        them would only cost time.
         """
-        if into is None:
-            self._explained.clear()
-        else:
-            into.append(self._explained)
-            self._explained = {}
+        explained, self._explained = self._explained, {}
+        if keep:
+            return explained
+        explained.clear()
+        return None
 
     # -- the hop's KG rows ----------------------------------------------------------
     def _by_label(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -540,7 +540,7 @@ def run_config(run_path: Any, fallback: Any = None) -> tuple[Any, str]:
     """
     meta = read_meta(run_path)
     if meta is not None and isinstance(meta.get("config"), Mapping):
-        return from_mapping(dict(meta["config"]), source=str(meta_path(run_path))), str(meta_path(run_path))
+        return RetrieverConfig.from_mapping(dict(meta["config"]), source=str(meta_path(run_path))), str(meta_path(run_path))
     if fallback is None:
         raise ConfigError(f"{run_path} has no readable {meta_path(run_path).name} with its configuration; "
                           "give --config NAME (oracle, nonoracle, stale_blind, hop3_k25 or a TOML file)")

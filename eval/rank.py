@@ -22,6 +22,13 @@ declared :data:`eval.measures.RANK_MEASURES`. ``backend='ir_measures'`` computes
 quantities with ``ir_measures`` (pytrec_eval) from the TREC form of
 :mod:`eval.trec`; the test suite checks that both agree on thousands of random
 runs. The kernel is the default because it is ten times faster.
+
+References
+----------
+- K. Järvelin and J. Kekäläinen, "Cumulated Gain-Based Evaluation of IR
+  Techniques", ACM TOIS 20(4), 2002 (nDCG).
+- E. M. Voorhees, "The TREC-8 Question Answering Track Report", TREC 1999
+  (mean reciprocal rank).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ run record whose id is not in the benchmark is an error.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,11 @@ def _where(run: Mapping[Any, Any], qid: Any) -> str:
     """``"path:line: "`` of a run record when the run was read from a file, else ``""``."""
     where = getattr(run, "where", None)
     return f"{where(qid)}: " if callable(where) and getattr(run, "path", None) is not None else ""
+
+
+def where_in(run: Mapping[Any, Any], chosen: Sequence[Mapping[str, Any]]) -> Callable[[int], str]:
+    """``where(i)``: the ``"path:line: "`` prefix of the record of ``chosen[i]`` (:func:`eval.evidence.resolve`)."""
+    return lambda i: _where(run, chosen[i]["id"])
 
 
 def select(
@@ -117,7 +122,7 @@ def evaluate(
     evidence = [rec.get("evidence", []) if rec is not None else [] for rec in records]
     ties = [(rec.get("cutoff_ties") or []) if rec is not None else [] for rec in records]
     with gc_paused():
-        table = resolve(chosen, evidence, ties, key, where=lambda i: _where(run, chosen[i]["id"]), shared=shared)
+        table = resolve(chosen, evidence, ties, key, where=where_in(run, chosen), shared=shared)
         return evaluate_table(table, questions, flags, missing, outside, predictions, rank_backend)
 
 

@@ -76,6 +76,12 @@ Readings (documented choices):
   deduplicate, then the first valid copy of a triple is its hit). Run files of
   the reference retriever never contain either (its pool is deduplicated on
   ``(s, r, o)``, SPEC §2.4); user runs may.
+
+References
+----------
+- F. McSherry and M. Najork, "Computing Information Retrieval Performance
+  Measures Efficiently in the Presence of Tied Scores", ECIR 2008 (expected
+  values of rank metrics over the orderings of tied groups).
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from eval.evidence import SPACES, EvidenceTable, Item, Resolved, resolve
-from eval.relevance import hit_matrix
+from eval.keyspace import gold_classes
+from eval.relevance import group_ids, hit_matrix
 from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
 from tempbench_core.schema import format_span, format_year, valid_at
@@ -300,6 +301,48 @@ def scored(docs: Sequence[str]) -> dict[str, float]:
     """``docid -> score`` with strictly decreasing scores ``L - i`` (rank order kept by every TREC tool)."""
     length = len(docs)
     return {doc: float(length - i) for i, doc in enumerate(docs)}
+
+
+def run_documents(table: EvidenceTable, space: str) -> list[list[str]]:
+    """Each question's written document ids in rank order (:func:`question_run`'s ``docs``), for a whole run.
+
+    Most questions are written as their items are: every item compared in
+    ``space``, classes keyed on it, and every hit a point-in-time item of a
+    triple with a point-in-time time-version valid at ``t_query`` (then no hit
+    takes another id). Their ids are made from the table's columns, once per
+    distinct whole item; any other question goes through :func:`question_run`.
+    """
+    items = table.items
+    matrix = hit_matrix(table)
+    kept = matrix.dedup_pos >= 0
+    code = SPACES.index(space)
+    foreign = np.bincount(items.q[items.space != code], minlength=table.n) > 0
+    windowed_hit = np.bincount(items.q[matrix.hit & (items.ts != items.te)], minlength=table.n) > 0
+    plain = ~foreign & ~windowed_hit & np.array([gs == space for gs in table.gold_space], dtype=bool)
+    if not all(type(v) is str for v in table.values):
+        plain[:] = False  # str() of other values could make two items one id: question_run reports it
+    # a hit's triple must have a point-in-time valid time-version (its qrels time is then the item's)
+    for i in np.flatnonzero(plain & (np.bincount(items.q[matrix.hit], minlength=table.n) > 0)).tolist():
+        tq = float(table.tq[i])
+        classes = set(items.cls[items.start[i]:items.start[i + 1]][matrix.hit[items.start[i]:items.start[i + 1]]]
+                      .tolist())
+        _, class_keys, _ = gold_classes(table.gold(i), table.gold_space[i], tq)
+        point = {c for c, keys in enumerate(class_keys)
+                 if any(g.keys.get(space) == keys.get(space) and g.t_start == g.t_end == tq for g in table.gold(i))}
+        plain[i] = classes <= point
+    ids, firsts = group_ids([items.s[kept], items.r[kept], items.o[kept], items.ts[kept], items.te[kept]])
+    values = table.values
+    sel = np.flatnonzero(kept)[firsts]
+    names = [docid((values[a], values[b], values[c]), ts, te) for a, b, c, ts, te in zip(
+        items.s[sel].tolist(), items.r[sel].tolist(), items.o[sel].tolist(), items.ts[sel].tolist(),
+        items.te[sel].tolist(), strict=True)]
+    doc_of_kept = [names[j] for j in ids.tolist()]
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(items.q[kept], minlength=table.n))]).tolist()
+    out = [doc_of_kept[bounds[i]:bounds[i + 1]] for i in range(table.n)]
+    for i in np.flatnonzero(~plain).tolist():
+        lo, hi = int(items.start[i]), int(items.start[i + 1])
+        out[i] = question_run(table.question(i), kept[lo:hi].tolist(), matrix.hit[lo:hi].tolist(), space).docs
+    return out
 
 
 def trec_run_and_qrels(table: EvidenceTable, space: str | None = None

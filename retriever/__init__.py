@@ -6,44 +6,60 @@ package is imported from outside it)::
     from retriever import load_index, load_benchmark, load_config, Retriever
 
     index = load_index(kg_csv, labels_tsv, benchmark_dir=benchmark_dir)
-    retriever = Retriever(index, load_config("oracle"))
+    retriever = Retriever(index, load_config("oracle", k=5))
     record = retriever.retrieve(question)      # SPEC §6.1 run record
+
+Inputs (SPEC §1):
+
+- :func:`load_edgelist` -- the TGB edge list as column arrays (:class:`~retriever.kg.KG`);
+- :func:`load_labels`, :func:`harvest_labels`, :func:`combine_labels` -- labels
+  from a file, from the benchmark, and the two combined (the file wins);
+- :func:`load_index` -- the KG, its labels and its BM25 index, cached (:class:`KGIndex`);
+- :func:`load_benchmark`, :func:`load_flags` -- the questions (id spaces merged)
+  and the functional flags.
+
+Configurations (SPEC §2.6): :func:`load_config` (a shipped name or a TOML file,
+with overrides), :class:`RetrieverConfig`, :func:`looks_like_path` (whether a
+``--config`` value names a file).
+
+Retrieval (SPEC §2.3-§2.5): :class:`Retriever` (anchor, pool, ranking; the
+counterfactual pools of SPEC §7), :class:`OracleAnchor` (the gold first-hop
+subject's resolution), :class:`PoolSummary` (a question's pool, for SPEC §7),
+:func:`tokenize` (the BM25 tokenizer).
+
+Runs (SPEC §6.1): :func:`run_to_file` with :class:`RunOptions` writes a split's
+run file in resumable shards; :func:`retrieve_shard` retrieves a slice of a
+split into a :class:`Shard` (records, pools, counts), and :func:`finish_run`
+writes the run file and its metadata from the shards (:class:`RunSetup`).
+
+The decision sweep (SPEC §6.3): :class:`DecisionSweep`.
 """
 
-from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
+from retriever.anchors import OracleAnchor
 from retriever.benchmark import load_benchmark, load_flags
-from retriever.bfs import BFS, Expansion, PoolSummary
-from retriever.bm25 import BM25
-from retriever.config import RetrieverConfig, from_mapping, load_config, looks_like_path, parse_override, valid_keys
-from retriever.incidence import Incidence
+from retriever.bfs import PoolSummary
+from retriever.config import RetrieverConfig, load_config, looks_like_path
 from retriever.index import KGIndex, load_index
-from retriever.kg import KG, load_edgelist
-from retriever.labels import TSV_HEADER, combine_labels, harvest_labels, load_labels, render
-from retriever.pipeline import Retriever, pool_key
-from retriever.runner import UNFREED_SHARDS, default_workers, run_to_file, select_split
-from retriever.sweep import CANDIDATES as SWEEP_CANDIDATES
-from retriever.sweep import describe_variant, sweep_keys, sweep_runs, sweep_variants
+from retriever.kg import load_edgelist
+from retriever.labels import combine_labels, harvest_labels, load_labels
+from retriever.pipeline import Retriever
+from retriever.runner import RunOptions, run_to_file
+from retriever.shards import RunSetup, Shard, finish_run, retrieve_shard
+from retriever.sweep import DecisionSweep
 from retriever.tokenizer import tokenize
 
 __all__ = [
-    "TSV_HEADER",
-    "KG",
-    "BFS",
-    "BM25",
-    "Anchor",
-    "Expansion",
-    "Incidence",
+    "DecisionSweep",
     "KGIndex",
-    "LinkerAnchor",
     "OracleAnchor",
     "PoolSummary",
     "Retriever",
     "RetrieverConfig",
+    "RunOptions",
+    "RunSetup",
+    "Shard",
     "combine_labels",
-    "UNFREED_SHARDS",
-    "default_workers",
-    "describe_variant",
-    "from_mapping",
+    "finish_run",
     "harvest_labels",
     "load_benchmark",
     "load_config",
@@ -52,15 +68,7 @@ __all__ = [
     "load_index",
     "load_labels",
     "looks_like_path",
-    "parse_override",
-    "pool_key",
-    "render",
+    "retrieve_shard",
     "run_to_file",
-    "select_split",
-    "SWEEP_CANDIDATES",
-    "sweep_keys",
-    "sweep_runs",
-    "sweep_variants",
     "tokenize",
-    "valid_keys",
 ]

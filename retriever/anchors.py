@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from retriever.config import DEFAULTS
+
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -62,7 +64,8 @@ class OracleAnchor:
     ``s_id`` not in the KG is still the oracle's anchor (``source="oracle"``).
     """
 
-    def __init__(self, entity_ids: list[str], entity_index: dict[str, int], entity_labels: list[str], ties: str = "first") -> None:
+    def __init__(self, entity_ids: list[str], entity_index: dict[str, int], entity_labels: list[str],
+                 ties: str = DEFAULTS.oracle_label_ties) -> None:
         self.entity_ids = entity_ids
         self.entity_index = entity_index
         self.entity_labels = entity_labels
@@ -125,7 +128,8 @@ class LinkerAnchor:
     so the result does not depend on hash seeds or iteration order.
     """
 
-    def __init__(self, entity_ids: list[str], entity_labels: list[str], match: str = "substring", min_length: int = 2) -> None:
+    def __init__(self, entity_ids: list[str], entity_labels: list[str],
+                 match: str = DEFAULTS.linker_match, min_length: int = DEFAULTS.linker_min_length) -> None:
         import ahocorasick
 
         self.entity_ids = entity_ids

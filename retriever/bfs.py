@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retriever.config import DEFAULTS
 from tempbench_core.arrays import first_occurrences, in_sorted, sorted_unique
 from tempbench_core.schema import whole_year
 from tempbench_core.scratch import ThreadScratch
@@ -138,8 +139,9 @@ class BFS:
         As in :class:`retriever.config.RetrieverConfig`.
     """
 
-    def __init__(self, kg, incidence, hops: int = 2, caps=(60, 200, 400), temporal_filter: bool = True,
-                 cap_scope: str = "per_hop", cap_counts: str = "rows", tids: np.ndarray | None = None) -> None:
+    def __init__(self, kg, incidence, hops: int = DEFAULTS.hops, caps=DEFAULTS.caps,
+                 temporal_filter: bool = DEFAULTS.temporal_filter, cap_scope: str = DEFAULTS.cap_scope,
+                 cap_counts: str = DEFAULTS.cap_counts, tids: np.ndarray | None = None) -> None:
         self.head = np.asarray(kg.head, dtype=np.int64)
         self.tail = np.asarray(kg.tail, dtype=np.int64)
         self.n_entities = int(kg.n_entities)

@@ -21,6 +21,17 @@ computed first, then ``/ avgdl``, then ``(1 - b) +``, then ``k1 *``; ``tf`` and
 ``dl`` are integers promoted to float64; ``idf`` uses :func:`math.log` per
 distinct ``df``; ``avgdl`` is Python's ``int / int``. A term absent from the
 corpus, or from a document, adds ``+0.0`` and so changes nothing.
+
+References
+----------
+- S. Robertson and H. Zaragoza, "The Probabilistic Relevance Framework: BM25
+  and Beyond", Foundations and Trends in Information Retrieval 3(4), 2009
+  (the BM25 weight, ``k1`` and ``b``).
+- C. Kamphuis, A. P. de Vries, L. Boytsov and J. Lin, "Which BM25 Do You
+  Mean? A Large-Scale Reproducibility Study of Scoring Variants", ECIR 2020
+  (the variants; SPEC §2.2's ``ln(1 + (N - df + 0.5) / (df + 0.5))`` is the
+  Lucene IDF, which is never negative, with ATIRE/Lucene-style saturation
+  ``tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))``).
 """
 
 from __future__ import annotations

@@ -138,6 +138,11 @@ class RetrieverConfig:
             out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
 
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any], source: str = "config") -> RetrieverConfig:
+        """A configuration from a flat mapping (a run's ``.meta.json``); unknown keys are an error listing the valid ones."""
+        return from_mapping(values, source)
+
     def replace(self, **changes: Any) -> RetrieverConfig:
         """A copy with some keys changed (validated)."""
         return from_mapping({**self.to_dict(), **changes}, source="replace()")
@@ -428,3 +433,8 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = (), **setti
     source = " ".join([*(f"--set {item}" for item in overrides),
                        *(f"{k}={v!r}" for k, v in settings.items())])
     return from_mapping(values, source=f"{source} (on {path.name})")
+
+
+#: Every key at its default (SPEC §2's fixed rules and this project's decisions): the one place a default is
+#: written; the retriever's parts take theirs from here.
+DEFAULTS = RetrieverConfig(name="defaults")

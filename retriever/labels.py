@@ -209,13 +209,25 @@ def harvest_labels(labelled_jsonl: str | Path, ids_jsonl: str | Path | None = No
     return out
 
 
-def combine_labels(file_labels: Mapping[str, str] | None, harvested: Mapping[str, str] | None) -> dict[str, str]:
+class Labels(dict):
+    """Labels by id, combined from their sources (:func:`combine_labels`)."""
+
+    def render(self, id_: str) -> str:
+        """The rendered form of ``id_``: its label, or the raw id when it has none (SPEC §1.2, fixed)."""
+        return render(self, id_)
+
+    def tsv(self) -> str:
+        """The labels as a TSV file with its ``id<TAB>label`` header (what :func:`load_labels` reads back)."""
+        return TSV_HEADER + "\n" + "".join(f"{id_}\t{label}\n" for id_, label in self.items())
+
+
+def combine_labels(file_labels: Mapping[str, str] | None, harvested: Mapping[str, str] | None) -> Labels:
     """Labels file first; harvested labels fill only ids the file lacks (SPEC §1.2).
 
     An id the file lists with an empty label is not "lacking": the file wins, and
     the id renders as itself.
     """
-    combined = dict(file_labels or {})
+    combined = Labels(file_labels or {})
     for id_, label in (harvested or {}).items():
         combined.setdefault(id_, label)
     return combined

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from retriever.config import DEFAULTS
 from tempbench_core.schema import format_span
 
 
@@ -61,8 +62,8 @@ class Ranker:
         ``"pool"`` (decision default) or ``"edge_id"``.
     """
 
-    def __init__(self, index, k: int = 15, line_template: str = "{s} | {r} | {o} | {t}",
-                 tie_break: str = "reverse_lex", homonym_order: str = "pool") -> None:
+    def __init__(self, index, k: int = DEFAULTS.k, line_template: str = DEFAULTS.line_template,
+                 tie_break: str = DEFAULTS.tie_break, homonym_order: str = DEFAULTS.homonym_order) -> None:
         kg = index.kg
         self.kg = kg
         self.head = kg.head
@@ -79,7 +80,7 @@ class Ranker:
         self.reverse_lex = tie_break == "reverse_lex"
         self.by_edge_id = homonym_order == "edge_id"
         # the default template needs only labels and the year: a faster path
-        self._default_template = line_template == "{s} | {r} | {o} | {t}"
+        self._default_template = line_template == DEFAULTS.line_template
 
     def _line(self, h: int, r: int, t: int, y: int) -> str:
         if self._default_template:

@@ -24,13 +24,13 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from retriever.config import CHOICES, RetrieverConfig
+from retriever.config import CHOICES, DEFAULTS, RetrieverConfig
 from retriever.pipeline import RANKING_KEYS, Retriever, pool_key
 from tempbench_core.errors import ConfigError
 
 #: Line-template candidates of the sweep (SPEC §2.5 decision): the default first.
 LINE_TEMPLATES = (
-    "{s} | {r} | {o} | {t}",
+    DEFAULTS.line_template,
     "{s} {r} {o} {t}",
     "({s}, {r}, {o}, {t})",
     "{s} | {r} | {o}",
@@ -121,3 +121,41 @@ def sweep_runs(
         if ranking not in ranked:
             ranked[ranking] = {str(q["id"]): retriever.rank(q, pool)[0] for q, pool in zip(questions, pools, strict=True)}
         yield changes, ranked[ranking]
+
+
+class DecisionSweep:
+    """The variants of a base configuration over decision keys, and their runs (SPEC §6.3).
+
+    Parameters
+    ----------
+    base:
+        The configuration the variants start from.
+    keys:
+        The keys to vary (default: every key of :data:`CANDIDATES` that can
+        change ``base``'s output); an unknown key is an error listing the valid ones.
+
+    Attributes
+    ----------
+    keys:
+        The swept keys.
+    variants:
+        Each variant as the mapping of the keys it changes; the first is ``{}`` (``base``).
+    """
+
+    #: The keys a sweep can vary and their candidate values.
+    CANDIDATES = CANDIDATES
+
+    def __init__(self, base: RetrieverConfig, keys: Sequence[str] | None = None) -> None:
+        self.base = base
+        self.keys = sweep_keys(base) if keys is None else list(keys)
+        self.variants = sweep_variants(base, self.keys)
+
+    @staticmethod
+    def describe(changes: Mapping[str, Any]) -> str:
+        """``"default"`` or ``key=value, key=value`` for a variant."""
+        return describe_variant(changes)
+
+    def runs(self, index: Any, questions: Sequence[Mapping[str, Any]]
+             ) -> Iterator[tuple[Mapping[str, Any], dict[str, list[dict[str, Any]]]]]:
+        """``(changes, {str(question id): evidence})`` for every variant, in order (:func:`sweep_runs`)."""
+        return sweep_runs(index, self.base, questions, self.variants)

@@ -37,7 +37,6 @@ import numpy as np
 from eval.audit.claims import load_claims
 from eval.baselines import is_baseline_file, load_baseline, match_config
 from retriever import (
-    KG,
     OracleAnchor,
     combine_labels,
     harvest_labels,
@@ -45,7 +44,6 @@ from retriever import (
     load_edgelist,
     load_flags,
     load_labels,
-    render,
 )
 from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError, TempbenchError
@@ -436,11 +434,11 @@ def _labels(report: CheckReport, st: dict[str, Any]) -> None:
             pass  # the benchmark step reports unreadable benchmark files
     labels = combine_labels(file_labels, harvested)
     st["labels"] = labels
-    kg: KG | None = st.get("kg")
+    kg: Any = st.get("kg")
     if kg is None:
         return
-    entity_labels = [render(labels, e) for e in kg.entity_ids]
-    relation_labels = [render(labels, r) for r in kg.relation_ids]
+    entity_labels = [labels.render(e) for e in kg.entity_ids]
+    relation_labels = [labels.render(r) for r in kg.relation_ids]
     st["entity_labels"], st["relation_labels"] = entity_labels, relation_labels
     raw_e = sum(1 for e, lab in zip(kg.entity_ids, entity_labels, strict=True) if lab == e)
     raw_r = sum(1 for r, lab in zip(kg.relation_ids, relation_labels, strict=True) if lab == r)
@@ -554,7 +552,7 @@ def _flags(report: CheckReport, st: dict[str, Any]) -> None:
 
 
 def _anchors(report: CheckReport, st: dict[str, Any]) -> None:
-    kg: KG | None = st.get("kg")
+    kg: Any = st.get("kg")
     questions = st.get("questions")
     if kg is None or questions is None or "entity_labels" not in st:
         return
@@ -588,7 +586,7 @@ def _anchors(report: CheckReport, st: dict[str, Any]) -> None:
 
 
 def _gold_hops(report: CheckReport, st: dict[str, Any]) -> None:
-    kg: KG | None = st.get("kg")
+    kg: Any = st.get("kg")
     questions = st.get("questions")
     if kg is None or questions is None or "entity_labels" not in st:
         return

@@ -43,6 +43,7 @@ from typing import Any
 from tempbench_core.atomic import write_text
 from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError
+from tempbench_core.jsonl import dumps_json
 from tempbench_core.layout import LOCK_FILE, PROVENANCE
 from tempbench_core.urls import redact_url
 
@@ -254,9 +255,18 @@ def _from_provenance(path: Path, doc: Any) -> Lock:
 # --- writing -----------------------------------------------------------------------------------
 
 
+def _sorted(value: Any) -> Any:
+    """``value`` with every mapping's keys in sorted order."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
 def write_lock(lock: Lock) -> Path:
     """Write ``lock`` to its path atomically (sorted keys, so the same lock is the same bytes)."""
-    text = json.dumps(lock.to_json(), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    text = dumps_json(_sorted(lock.to_json())) + "\n"
     write_text(lock.path, text)
     return lock.path
 

@@ -1,9 +1,10 @@
 """From paired runs to the SPEC §8 object: choose the questions, score each run once, compare.
 
-The scoring is the project's (:func:`eval.scoring.evaluate`, the columnar path);
-this module decides which questions every run is scored on and hands the
-results to :mod:`eval.repro.values`, :mod:`eval.repro.doclists` and
-:func:`eval.repro.compare.compare_runs`.
+The scoring is the project's: each run is resolved once into its evidence
+table (:func:`eval.evidence.resolve`) and read by the scoring kernels
+(:mod:`eval.repro.values`) and the TREC export's rules
+(:func:`eval.trec.run_documents`); this module decides which questions every
+run is scored on and hands the results to :func:`eval.repro.compare.compare_runs`.
 
 Questions (SPEC §8): with ``split`` every benchmark question of the split,
 else every question present in any of the runs, in benchmark order; a question
@@ -11,33 +12,32 @@ absent from a run is an empty retrieval. Each run is scored on its own records
 (or on the split); the values of the questions it lacks are those the scorer
 gives an empty retrieval (one :func:`~eval.scoring.evaluate` of empty records).
 
-Speed: the runs are read and scored in ``workers`` forked processes (each
-sends back only its per-question values and document ids); with one worker,
-or where ``fork`` is missing, in this process. The result does not depend on
-the number of workers.
+Speed: the runs are read and scored in ``workers`` processes
+(:class:`tempbench_core.workers.WorkerPool`; each sends back only its
+per-question values and document ids). The result does not depend on the
+number of workers.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from eval.evidence import resolve
 from eval.measures import Measure
 from eval.repro.compare import ScoredRun, compare_runs
-from eval.repro.doclists import encode, one_space, parse_run, run_docids, run_space
+from eval.repro.doclists import encode, one_space, run_space
 from eval.repro.options import ReproOptions
 from eval.repro.values import RunValues, run_values
-from eval.scoring import evaluate
+from eval.scoring import select, where_in
+from eval.trec import run_documents
 from tempbench_core.errors import RunMismatchError, TempbenchError
 from tempbench_core.runfile import read_run
-
-#: What the forked workers read (set before the pool is made, inherited by fork).
-_TASK: dict[str, Any] = {}
+from tempbench_core.workers import WorkerPool
 
 
 @dataclass
@@ -51,14 +51,15 @@ class Prepared:
 
 
 def prepare(run: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[str, Any]],
-            measures: Sequence[Measure], split: str | None, key: str, trp_empty: str) -> Prepared:
-    """Score one run (:func:`eval.scoring.evaluate`, on its records or the split) and read its documents."""
-    evaluation = evaluate(run, questions, None, split=split, key=key)
-    records = [run.get(q["id"]) for q in evaluation.questions]
-    parsed = parse_run(evaluation, records, key)
-    space = run_space(parsed, key)
-    docids = run_docids(parsed, space or "id")
-    return Prepared([q["id"] for q in evaluation.questions], run_values(evaluation, measures, trp_empty), docids, space)
+            measures: Sequence[Measure], split: str | None, key: str, trp_empty: str, ties: bool = True) -> Prepared:
+    """Resolve one run (on its records or the split) once, and read its values and documents from the table."""
+    chosen, records, _, _ = select(run, questions, split)
+    evidence = [rec.get("evidence", []) if rec is not None else [] for rec in records]
+    cutoff = [(rec.get("cutoff_ties") or []) if rec is not None else [] for rec in records]
+    table = resolve(chosen, evidence, cutoff, key, where=where_in(run, chosen))
+    space = run_space(table, key)
+    return Prepared([q["id"] for q in chosen], run_values(table, measures, trp_empty, ties), run_documents(table,
+                    space or "id"), space)
 
 
 def question_ids(prepared: Sequence[Prepared], questions: Sequence[Mapping[str, Any]]) -> list[Any]:
@@ -93,35 +94,45 @@ def spread(p: Prepared, qids: Sequence[Any], empty: Prepared) -> tuple[RunValues
 
 
 @dataclass
+class _Job:
+    """What every run's preparation reads (inherited by the workers)."""
+
+    runs: Mapping[tuple[str, str], Any]
+    questions: Sequence[Mapping[str, Any]]
+    measures: list[Measure]
+    split: str | None
+    key: str
+    trp_empty: str
+
+
+@dataclass
 class _Failed:
     """A user error of a worker, sent back as text (error classes with their own ``__init__`` do not unpickle)."""
 
     message: str
 
 
-def _prepare_task(slot: tuple[str, str]) -> Prepared | _Failed:
+def _prepare_task(job: _Job, slot: tuple[str, str]) -> Prepared | _Failed:
     """Read (when given as a path) and prepare one run: in a worker, or in this process."""
     try:
-        run = _TASK["runs"][slot]
+        run = job.runs[slot]
         if isinstance(run, (str, Path)):
             run = read_run(run)
-        return prepare(run, _TASK["questions"], _TASK["measures"], _TASK["split"], _TASK["key"], _TASK["trp_empty"])
+        # only a reproduction's tie ranges are read (is the original's mean within them?)
+        return prepare(run, job.questions, job.measures, job.split, job.key, job.trp_empty,
+                       ties=slot[0] == "reproduced")
     except TempbenchError as exc:
-        if multiprocessing.parent_process() is None:
-            raise
         return _Failed(str(exc))
 
 
-def _map(task: Callable[[Any], Prepared | _Failed], slots: list[tuple[str, str]], workers: int) -> list[Prepared]:
-    if workers > 1 and len(slots) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        with multiprocessing.get_context("fork").Pool(min(workers, len(slots))) as pool:
-            done = pool.map(task, slots, chunksize=1)
-    else:
-        done = [task(slot) for slot in slots]
-    for result in done:
+def _prepare_all(job: _Job, slots: list[tuple[str, str]], workers: int) -> list[Prepared]:
+    with WorkerPool(job, min(workers, len(slots))) as pool:
+        done = [pool.submit(_prepare_task, slot) for slot in slots]
+        results = [future.result() for future in done]
+    for result in results:
         if isinstance(result, _Failed):
             raise TempbenchError(result.message)
-    return done  # type: ignore[return-value]
+    return results  # type: ignore[return-value]
 
 
 def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
@@ -160,19 +171,15 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
                                f"{', '.join(names) or 'none'})")
     slots = [(side, name) for side in ("original", "reproduced") for name in names]
     runs = {("original", n): original[n] for n in names} | {("reproduced", n): reproduced[n] for n in names}
-    _TASK.update(runs=runs, questions=questions, measures=[m for _, m in measures], split=split, key=key,
-                 trp_empty=options.trp_empty)
-    try:
-        prepared = dict(zip(slots, _map(_prepare_task, slots, workers), strict=True))
-        if split is None:
-            qids = question_ids(list(prepared.values()), questions)
-            empty_run = {qid: {"id": qid, "evidence": [], "cutoff_ties": []} for qid in qids}
-            empty = prepare(empty_run, questions, _TASK["measures"], None, key, options.trp_empty)
-        else:
-            qids = next(iter(prepared.values())).qids
-            empty = prepared[slots[0]]
-    finally:
-        _TASK.clear()
+    job = _Job(runs, questions, [m for _, m in measures], split, key, options.trp_empty)
+    prepared = dict(zip(slots, _prepare_all(job, slots, workers), strict=True))
+    if split is None:
+        qids = question_ids(list(prepared.values()), questions)
+        empty_run = {qid: {"id": qid, "evidence": [], "cutoff_ties": []} for qid in qids}
+        empty = prepare(empty_run, questions, job.measures, None, key, options.trp_empty)
+    else:
+        qids = next(iter(prepared.values())).qids
+        empty = prepared[slots[0]]
     one_space({f"{side} {name}": p.space for (side, name), p in prepared.items()})
     spread_runs = {slot: spread(p, qids, empty) for slot, p in prepared.items()}
     docs = encode([spread_runs[slot][1] for slot in slots])

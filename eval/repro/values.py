@@ -1,8 +1,9 @@
-"""Per-question values of the SPEC §8 measures, read from the project's scoring (:func:`eval.scoring.evaluate`).
+"""Per-question values of the SPEC §8 measures, from the project's scoring kernels over a run's evidence table.
 
-Nothing is scored here: TRP and CCR are the :class:`~eval.scoring.Evaluation`'s
-rows (SPEC §3.1), the rank measures its per-question arrays (SPEC §3.4, NaN for a
-question with an empty ``rel``), and the tie ranges its per-question
+Nothing is scored here: TRP and CCR come from :func:`eval.trp_ccr.trp_ccr_arrays`
+(SPEC §3.1), the rank measures from :func:`eval.rank.rank_kernel` over
+:func:`eval.relevance.hit_matrix` (SPEC §3.4, NaN for a question with an empty
+``rel``), and the tie ranges from :func:`eval.ties.tie_report`'s per-question
 ``[min, max]`` over the orderings of equal scores (SPEC §3.5). A NaN value means
 "not evaluated": every SPEC §8 figure leaves such a question out.
 
@@ -16,11 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from eval.evidence import EvidenceTable
 from eval.measures import CCR, COVERAGE, RANK_MEASURES, TRP, Measure, find, valid_names
+from eval.rank import rank_kernel
+from eval.relevance import hit_matrix
+from eval.ties import tie_report
+from eval.trp_ccr import trp_ccr_arrays
 from tempbench_core.errors import ConfigError
 
 #: The measures with per-question values, in the order :func:`per_question_names` lists them.
@@ -71,35 +76,43 @@ class RunValues:
     tie_max: dict[str, np.ndarray]
 
 
-def run_values(evaluation: Any, measures: Sequence[Measure], trp_empty: str = "zero") -> RunValues:
-    """The per-question values of ``measures`` from one :class:`~eval.scoring.Evaluation`.
+def run_values(table: EvidenceTable, measures: Sequence[Measure], trp_empty: str = "zero",
+               ties: bool = True) -> RunValues:
+    """The per-question values of ``measures`` of one run's :class:`~eval.evidence.EvidenceTable`.
 
     ``trp_empty``: ``"zero"`` gives an empty retrieval TRP 0 (and a tie range of
-    [0, 0]); ``"skip"`` leaves it NaN (SPEC §8's decision).
+    [0, 0]); ``"skip"`` leaves it NaN (SPEC §8's decision). ``ties``: also the
+    tie ranges (only a reproduced run's are read).
     """
-    rows = evaluation.rows
-    n = len(rows)
+    n_ret, hits, ccr = trp_ccr_arrays(table)
+    rank_names = [m for m in measures if m not in (TRP, CCR, COVERAGE)]
+    per_rank = {}
+    if rank_names:
+        matrix = hit_matrix(table)
+        per_rank = rank_kernel(matrix.gains, matrix.n_rel, rank_names)
+    tie_q = tie_report(table, [m for m in RANK_MEASURES if m in rank_names] or RANK_MEASURES[:1])["per_question"] \
+        if ties else {}
     values: dict[str, np.ndarray] = {}
     lo: dict[str, np.ndarray] = {}
     hi: dict[str, np.ndarray] = {}
-    ties = evaluation.ties["per_question"]
     for m in measures:
         name = m.name
         if m == TRP:
-            v = np.fromiter((np.nan if r["trp"] is None else r["trp"] for r in rows), dtype=np.float64, count=n)
+            v = np.where(n_ret > 0, hits / np.where(n_ret > 0, n_ret, 1), np.nan)
         elif m == CCR:
-            v = np.fromiter((r["ccr"] for r in rows), dtype=np.float64, count=n)
+            v = ccr.astype(np.float64)
         elif m == COVERAGE:
-            v = np.fromiter((r["n_ret"] > 0 for r in rows), dtype=np.float64, count=n)
+            v = (n_ret > 0).astype(np.float64)
         else:
-            v = np.asarray(evaluation.rank["per_question"][name], dtype=np.float64)
+            v = np.asarray(per_rank[name], dtype=np.float64)
         values[name] = v
-        if name in ties:
-            lo[name] = np.asarray(ties[name][:, 2], dtype=np.float64).copy()
-            hi[name] = np.asarray(ties[name][:, 3], dtype=np.float64).copy()
+        if name in tie_q:
+            lo[name] = np.asarray(tie_q[name][:, 2], dtype=np.float64).copy()
+            hi[name] = np.asarray(tie_q[name][:, 3], dtype=np.float64).copy()
         if m == TRP and trp_empty == "zero":
             empty = np.isnan(v)
             v[empty] = 0.0
-            lo[name][empty] = 0.0
-            hi[name][empty] = 0.0
+            if name in lo:
+                lo[name][empty] = 0.0
+                hi[name][empty] = 0.0
     return RunValues(values, lo, hi)

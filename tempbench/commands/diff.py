@@ -17,9 +17,8 @@ from typing import Any
 from eval.baselines import load_baseline
 from eval.diff import baseline_cell, compare, differing_metrics, metrics_agreement, run_evidence, run_sweep
 from retriever import (
-    SWEEP_CANDIDATES,
-    describe_variant,
-    from_mapping,
+    DecisionSweep,
+    RetrieverConfig,
     load_benchmark,
     load_config,
     load_flags,
@@ -49,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "with identical evidence are grouped into one row")
     parser.add_argument("--keys", metavar="KEY,KEY", type=_key_list,
                         help="with --sweep: vary only these keys (default: every decision key that can change the run: "
-                             + ", ".join(SWEEP_CANDIDATES) + ")")
+                             + ", ".join(DecisionSweep.CANDIDATES) + ")")
     parser.add_argument("--config", metavar="NAME|FILE",
                         help="configuration of RUN (default: from RUN's .meta.json); the sweep starts from it")
     parser.add_argument("--space", "--key", dest="space", choices=("auto", "id", "label", "line"), default="auto",
@@ -66,7 +65,7 @@ def run_config(run_path: Path, name: str | None) -> Any:
     if name:
         return load_config(name)
     cfg = (read_meta(run_path) or {}).get("config")
-    return from_mapping(cfg, source=str(meta_path(run_path))) if isinstance(cfg, dict) else None
+    return RetrieverConfig.from_mapping(cfg, source=str(meta_path(run_path))) if isinstance(cfg, dict) else None
 
 
 def print_diff(result: dict[str, Any], show: int = 10) -> None:
@@ -167,7 +166,7 @@ def _members(sweep: dict[str, Any], shown: int) -> str:
     idle = [k for k in sweep["keys"] if k in (sweep.get("no_effect") or [])]
     if idle and best["agree"] == sweep.get("no_effect_combinations"):
         lead = {k: v for k, v in best["changes"].items() if k not in idle}
-        return f"{describe_variant(lead)}, whatever the value of {', '.join(idle)}"
+        return f"{DecisionSweep.describe(lead)}, whatever the value of {', '.join(idle)}"
     members = best["variants"]
     return "; ".join(members[:shown]) + (f"; ... {len(members) - shown} more (--json has them all)"
                                          if len(members) > shown else "")
@@ -175,11 +174,11 @@ def _members(sweep: dict[str, Any], shown: int) -> str:
 
 def _key_list(text: str) -> list[str]:
     keys = [k.strip() for k in text.split(",") if k.strip()]
-    unknown = [k for k in keys if k not in SWEEP_CANDIDATES]
+    unknown = [k for k in keys if k not in DecisionSweep.CANDIDATES]
     if unknown:
-        hints = [f"{k!r}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(k, SWEEP_CANDIDATES, 1)) else "")
+        hints = [f"{k!r}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(k, DecisionSweep.CANDIDATES, 1)) else "")
                  for k in unknown]
-        raise argparse.ArgumentTypeError(f"unknown key {', '.join(hints)}; valid: {', '.join(SWEEP_CANDIDATES)}")
+        raise argparse.ArgumentTypeError(f"unknown key {', '.join(hints)}; valid: {', '.join(DecisionSweep.CANDIDATES)}")
     return keys
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from retriever import TSV_HEADER, combine_labels, harvest_labels, load_labels
+from retriever import combine_labels, harvest_labels, load_labels
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.atomic import atomic_open
 from tempbench_core.console import info, print_table
@@ -43,9 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise ConfigError(f"{len(bad)} id/label pair(s) contain a tab or line break and cannot be written as TSV, e.g. {bad[0]!r}")
     with atomic_open(args.out) as handle:
-        handle.write(TSV_HEADER + "\n")
-        for id_, label in labels.items():
-            handle.write(f"{id_}\t{label}\n")
+        handle.write(labels.tsv())
     for id_, others in list(harvested.conflicts.items())[:5]:
         info(f"note: {id_} has several labels; kept {harvested[id_]!r}, ignored {others}")
     rows = [

@@ -26,7 +26,6 @@ from eval.repro.reading import (
     fmt,
 )
 from eval.repro.values import parse_measures, per_question_names
-from retriever import default_workers
 from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.atomic import write_json
@@ -34,6 +33,7 @@ from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.outputs import check_output_file
 from tempbench_core.schema import SPLIT_CHOICES
+from tempbench_core.workers import cpu_count
 
 EPILOG = """\
 figures (SPEC §8; Breuer et al., SIGIR 2020, as repro_eval 0.5.0 computes them):
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     measures = parse_measures(args.measures)
     options = ReproOptions(ktu_cut=args.ktu_cut, rbo_p=args.rbo_p, rbo_depth=args.rbo_depth,
                            rbo_both_empty=args.rbo_both_empty, trp_empty=args.trp_empty)
-    workers = default_workers() if args.workers is None else args.workers
+    workers = cpu_count() if args.workers is None else args.workers
     if workers < 1:
         raise ConfigError(f"--workers must be >= 1 (got {workers})")
     original, reproduced = pair_folders(args)

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from reference.eval import published_score, slow_rank
 
-from eval.repro.doclists import ParsedRun, parse_run, run_docids
 from eval.scoring import evaluate
+from eval.trec import question_runs, run_documents
 from retriever import Retriever, load_benchmark, load_config
 from tempbench.cli import main
 from tempbench.data import resolve_data
@@ -236,12 +236,8 @@ def test_effects_equal_repro_eval_on_slow_references(folders: dict, result: dict
 def test_fast_document_ids_equal_the_trec_export_rules(folders: dict) -> None:
     for side in ("orig", "rep"):
         run = read_run(folders["root"] / side / "stale_blind.jsonl")
-        ev = evaluate(run, folders["questions"], None)
-        records = [run[q["id"]] for q in ev.questions]
-        parsed = parse_run(ev, records, "auto")
-        assert not parsed.resolved  # every question of a run file takes the fast path
-        slow = ParsedRun([None] * len(records), {i: ev.resolved[i] for i in range(len(records))}, parsed.spaces)
-        assert run_docids(parsed, "id") == run_docids(slow, "id")
+        table = evaluate(run, folders["questions"], None).table
+        assert run_documents(table, "id") == [written.docs for _, written in question_runs(table, "id")]
 
 
 # ---------------------------------------------------------------- tie sensitivity

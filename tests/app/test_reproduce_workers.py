@@ -73,6 +73,7 @@ def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path
     import pytest
 
     import tempbench.reproduce as job
+    import tempbench.reproduce.tasks as tasks
     from tempbench.data import resolve_data
     from tempbench_core.errors import EvidenceError
 
@@ -80,17 +81,18 @@ def test_a_failing_worker_stops_the_job_and_every_process(small_sample, tmp_path
         raise EvidenceError("scoring broke on purpose")
 
     # forked workers inherit the patches (a run is scored from its parts, else from its records)
-    monkeypatch.setattr(job, "evaluate_parts", broken)
-    monkeypatch.setattr(job, "evaluate", broken)
+    monkeypatch.setattr(tasks, "evaluate_parts", broken)
+    monkeypatch.setattr(tasks, "evaluate", broken)
     with pytest.raises(EvidenceError, match="on purpose"):
         job.reproduce(resolve_data(data=small_sample), out=tmp_path / "out", split="test", workers=2, n_boot=5)
     assert multiprocessing.active_children() == []
 
 
 def test_runs_are_scored_from_their_parts_and_from_their_files_alike(small_sample, tmp_path, monkeypatch):
-    """reproduce scores each run from the table parts its hook made (the run files are never scored); when a part
-    is missing (a question the column reader leaves to the reference) it scores the file: the same scores."""
+    """reproduce scores each run from the table parts its shards made (the run files are never scored); when a
+    part is missing it scores the records: the same scores."""
     import tempbench.reproduce as job
+    import tempbench.reproduce.tasks as tasks
     from tempbench.data import resolve_data
 
     data = resolve_data(data=small_sample)
@@ -99,10 +101,10 @@ def test_runs_are_scored_from_their_parts_and_from_their_files_alike(small_sampl
         raise AssertionError("a run file was scored although its parts sufficed")
 
     with monkeypatch.context() as patch:
-        patch.setattr(job, "evaluate", never)  # the records' (or the file's) evaluation
+        patch.setattr(tasks, "evaluate", never)  # the records' (or the file's) evaluation
         from_parts = job.reproduce(data, out=tmp_path / "parts", split="all", workers=1, n_boot=20).scores
     with monkeypatch.context() as patch:
-        patch.setattr(job, "table_part", lambda *_args: None)
+        patch.setattr(tasks, "make_part", lambda *_args: None)
         from_files = job.reproduce(data, out=tmp_path / "files", split="all", workers=1, n_boot=20).scores
     assert json.dumps(from_parts, sort_keys=True) == json.dumps(from_files, sort_keys=True)
     for name in from_parts:

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference.eval import slow_rank
 from tables import one, question_run, table
+from test_columnar_scoring import run_case
 
 from eval.measures import RANK_MEASURES
 from eval.rank import rank_metrics
@@ -347,3 +348,24 @@ def test_ranx_on_the_files_equals_tempbench_score(exported):
         theirs = ranx.evaluate(qrels, run, names, make_comparable=True)
         for m in names:
             assert theirs[m] == pytest.approx(scores[name][m], abs=1e-9), (name, m)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_case())
+def test_run_documents_follow_question_run(case):
+    """The whole-run document ids (eval.trec.run_documents, SPEC §8's identity) are question_run's, on random runs
+    with windows, repeats, 5-lists, homonyms and mixed key spaces."""
+    from eval.trec import question_runs, run_documents
+    from tempbench_core.errors import EvidenceError
+
+    questions, run, _flags, _split, key = case
+    try:
+        t = table(questions, [run.get(q["id"], {"evidence": []})["evidence"] for q in questions], key=key)
+    except EvidenceError:
+        return
+    for space in ("id", "label"):
+        try:
+            expected = [written.docs for _, written in question_runs(t, space)]
+        except (EvidenceError, KeyError):
+            continue
+        assert run_documents(t, space) == expected

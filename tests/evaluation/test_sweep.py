@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from eval.diff import choose_space, exact_share, item_key, run_sweep
-from retriever import Retriever, load_benchmark, load_config, load_index, pool_key
+from retriever import Retriever, load_benchmark, load_config, load_index
+from retriever.pipeline import pool_key
 from retriever.sweep import CANDIDATES, describe_variant, sweep_keys, sweep_variants
 from tempbench.data import resolve_data
 from tempbench_core.errors import ConfigError

@@ -46,6 +46,24 @@ def contribution(idf_t: float, tf: float, dl: float, avgdl: float, k1: float = K
     return idf_t * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))
 
 
+def rank_bm25_scores(corpus: list[list[str]], query: list[str], doc_ids: list[int]) -> list[float]:
+    """``rank_bm25.BM25Okapi.get_batch_scores`` with SPEC §2.2's idf put in place of its own (the library's oracle).
+
+    ``corpus``: each document's tokens; ``query``: the distinct query terms in
+    order. BM25Okapi's ``k1``, ``b`` and its score arithmetic are SPEC's; only
+    its idf differs (it floors negative idfs at an epsilon), so it is replaced.
+    """
+    from rank_bm25 import BM25Okapi
+
+    model = BM25Okapi(corpus, k1=K1, b=B)
+    df: dict[str, int] = {}
+    for toks in corpus:
+        for term in set(toks):
+            df[term] = df.get(term, 0) + 1
+    model.idf = {term: idf(model.corpus_size, n) for term, n in df.items()}
+    return model.get_batch_scores(query, doc_ids)
+
+
 def kg_documents(kg, entity_labels: list[str], relation_labels: list[str]) -> list[str]:
     """SPEC §2.1: one document per KG row in CSV order, ``label(s) label(r) label(o)``.
 

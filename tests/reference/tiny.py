@@ -13,7 +13,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from retriever import BM25, KG, Incidence, render
+from retriever.bm25 import BM25
+from retriever.incidence import Incidence
+from retriever.kg import KG
+from retriever.labels import render
 
 ROWS = [
     ("A", "P1", "B", 1849), ("A", "P2", "H", 1850), ("A", "P1", "B", 1850), ("A", "P1", "B", 1850),

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rank_bm25 import BM25Okapi
-from reference.bm25 import K1, B, SlowBM25, query_terms, tokens
+from reference.bm25 import SlowBM25, query_terms, tokens
+from reference.bm25 import rank_bm25_scores as rank_bm25_with_spec_idf
 
 from retriever.bm25 import BM25, bm25_idf
 from retriever.kg import KG
@@ -31,14 +31,7 @@ def make_kg(rng: random.Random, n_rows: int, n_ent: int, n_rel: int, years: int 
 
 
 def rank_bm25_scores(docs: list[str], query: str, doc_ids: list[int]) -> list[float]:
-    corpus = [tokens(d) for d in docs]
-    model = BM25Okapi(corpus, k1=K1, b=B)
-    df: dict[str, int] = {}
-    for toks in corpus:
-        for term in set(toks):
-            df[term] = df.get(term, 0) + 1
-    model.idf = {term: math.log(1 + (model.corpus_size - n + 0.5) / (n + 0.5)) for term, n in df.items()}
-    return model.get_batch_scores(query_terms(query), doc_ids)
+    return rank_bm25_with_spec_idf([tokens(d) for d in docs], query_terms(query), doc_ids)
 
 
 def bits(values) -> list[int]:

@@ -65,20 +65,20 @@ def test_meta_and_records(data, tmp_path):
 def test_resume_after_interruption_is_byte_identical(data, tmp_path, small_shards, monkeypatch):
     full, _ = _run(data, tmp_path / "a", "nonoracle", split="all")
     calls = []
-    real = runner._compute_shard
+    real = runner._write_shard
 
-    def flaky(i):
+    def flaky(ctx, i):
         if len(calls) == 3:
             raise KeyboardInterrupt
         calls.append(i)
-        return real(i)
+        return real(ctx, i)
 
-    monkeypatch.setattr(runner, "_compute_shard", flaky)
+    monkeypatch.setattr(runner, "_write_shard", flaky)
     out = tmp_path / "b" / "nonoracle.jsonl"
     with pytest.raises(KeyboardInterrupt):
         runner.run_to_file(load_config("nonoracle"), data, split="all", out_path=out, show_progress=False)
     assert not out.exists() and len(list((tmp_path / "b" / "nonoracle.jsonl.parts").glob("*.jsonl"))) == 3
-    monkeypatch.setattr(runner, "_compute_shard", real)
+    monkeypatch.setattr(runner, "_write_shard", real)
     meta = runner.run_to_file(load_config("nonoracle"), data, split="all", out_path=out, resume=True, show_progress=False)
     assert meta["resumed_shards"] == 3 and out.read_bytes() == full.read_bytes()
     assert meta["counts"] == json.loads(meta_path(full).read_text())["counts"]
@@ -86,17 +86,17 @@ def test_resume_after_interruption_is_byte_identical(data, tmp_path, small_shard
 
 def test_resume_ignores_shards_of_another_config(data, tmp_path, small_shards, monkeypatch):
     out = tmp_path / "x.jsonl"
-    real = runner._compute_shard
+    real = runner._write_shard
 
-    def stop_after_one(i):
+    def stop_after_one(ctx, i):
         if i > 0:
             raise KeyboardInterrupt
-        return real(i)
+        return real(ctx, i)
 
-    monkeypatch.setattr(runner, "_compute_shard", stop_after_one)
+    monkeypatch.setattr(runner, "_write_shard", stop_after_one)
     with pytest.raises(KeyboardInterrupt):
         runner.run_to_file(load_config("oracle"), data, split="all", out_path=out, show_progress=False)
-    monkeypatch.setattr(runner, "_compute_shard", real)
+    monkeypatch.setattr(runner, "_write_shard", real)
     meta = runner.run_to_file(load_config("oracle", ["k=3"]), data, split="all", out_path=out, resume=True, show_progress=False)
     assert meta["resumed_shards"] == 0
     assert all(len(r["evidence"]) <= 3 for r in read_run(out).values())
@@ -143,21 +143,21 @@ def test_cli_config_errors_exit_2(data, tmp_path):
 
 def test_an_edited_shard_is_recomputed_on_resume(data, tmp_path, small_shards, monkeypatch):
     full, _ = _run(data, tmp_path / "a", "oracle", cfg="oracle", split="all")
-    real = runner._compute_shard
+    real = runner._write_shard
 
-    def stop_after_two(i):
+    def stop_after_two(ctx, i):
         if i >= 2:
             raise KeyboardInterrupt
-        return real(i)
+        return real(ctx, i)
 
-    monkeypatch.setattr(runner, "_compute_shard", stop_after_two)
+    monkeypatch.setattr(runner, "_write_shard", stop_after_two)
     out = tmp_path / "b" / "oracle.jsonl"
     with pytest.raises(KeyboardInterrupt):
         runner.run_to_file(load_config("oracle"), data, split="all", out_path=out, show_progress=False)
     shards = sorted((tmp_path / "b" / "oracle.jsonl.parts").glob("*-00000.jsonl"))
     text = shards[0].read_text(encoding="utf-8")
     shards[0].write_text(text.replace('"score":', '"score": ', 1), encoding="utf-8")  # same lines, other bytes
-    monkeypatch.setattr(runner, "_compute_shard", real)
+    monkeypatch.setattr(runner, "_write_shard", real)
     meta = runner.run_to_file(load_config("oracle"), data, split="all", out_path=out, resume=True, show_progress=False)
     assert meta["resumed_shards"] == 1  # shard 1 reused, the edited shard 0 recomputed
     assert out.read_bytes() == full.read_bytes()

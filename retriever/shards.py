@@ -1,0 +1,192 @@
+"""A run in contiguous shards of questions: each retrieved into data, the file written from them (SPEC §6.1).
+
+:func:`retrieve_shard` retrieves a slice of a split and returns its records,
+their run-file text, the per-question pool summaries (SPEC §7 needs them) and
+the counts of the run's metadata, as a :class:`Shard`. The run file is the
+concatenation of the shards' texts in question order (:func:`write_run`), so
+its bytes do not depend on how the shards were computed or how many processes
+computed them; :func:`run_meta` makes its ``.meta.json`` from the shards'
+counts.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retriever.bfs import PoolSummary
+from retriever.config import RetrieverConfig
+from retriever.kg import read_edgelist_header
+from retriever.pipeline import Retriever
+from tempbench_core.atomic import atomic_open
+from tempbench_core.digest import sha256_file, sha256_json
+from tempbench_core.layout import DataPaths
+from tempbench_core.runfile import dumps_record, write_meta
+from tempbench_core.version import __version__
+
+#: The counts a shard keeps of its questions (summed over the shards into the run's metadata).
+COUNTS = ("ambiguous_oracle", "pool_rows", "candidates", "with_evidence", "no_anchor", "oracle_by_label")
+
+
+@dataclass
+class Shard:
+    """One shard of a run: what was retrieved for questions ``lo`` to ``hi`` of the split.
+
+    Attributes
+    ----------
+    lo, hi:
+        The shard's positions among the split's questions.
+    text:
+        Its records as run-file lines (UTF-8).
+    stats:
+        ``ids``, ``anchor_hit`` per question and the sums of :data:`COUNTS`.
+    records:
+        The records themselves (SPEC §6.1), when kept.
+    pools:
+        Each question's :class:`~retriever.bfs.PoolSummary` (pool rows, per-hop
+        sizes and eligible rows), when asked for.
+    """
+
+    lo: int
+    hi: int
+    text: bytes
+    stats: dict[str, Any]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    pools: list[PoolSummary] = field(default_factory=list)
+
+    @staticmethod
+    def bounds(n: int, size: int) -> list[tuple[int, int]]:
+        """``(lo, hi)`` of each shard of ``n`` questions, ``size`` at a time."""
+        return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+
+
+def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]], lo: int, hi: int,
+                   keep_pools: bool = False) -> Shard:
+    """Retrieve questions ``lo`` to ``hi`` of ``questions`` (with their pools' summaries when ``keep_pools``)."""
+    lines = []
+    records = []
+    pools: list[PoolSummary] = []
+    stats: dict[str, Any] = {"ids": [], "anchor_hit": [], **dict.fromkeys(COUNTS, 0)}
+    for q in questions[lo:hi]:
+        record, st = retriever.retrieve_with_stats(q, keep_pool=keep_pools)  # type: ignore[arg-type]
+        if keep_pools:
+            pools.append(st.pool)  # type: ignore[arg-type]
+        records.append(record)
+        lines.append(dumps_record(record))
+        stats["ids"].append(record["id"])
+        stats["anchor_hit"].append(st.anchor_hit)
+        stats["ambiguous_oracle"] += int(st.ambiguous_oracle)
+        stats["pool_rows"] += st.pool_rows
+        stats["candidates"] += st.candidates
+        stats["with_evidence"] += int(bool(record["evidence"]))
+        stats["no_anchor"] += int(record["anchor"]["source"] == "none" or record["anchor"]["id"] is None)
+        stats["oracle_by_label"] += int(st.oracle_by_label)
+    return Shard(lo, hi, "".join(lines).encode("utf-8"), stats, records, pools)
+
+
+def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:
+    """Path and sha256 of every input file of a run (``None`` for absent optional files)."""
+    out: dict[str, dict[str, str] | None] = {}
+    for name in ("kg", "labels", "benchmark", "benchmark_ids"):
+        path = getattr(data, name)
+        out[name] = None if path is None else {"path": str(path), "sha256": sha256_file(path)}
+    return out
+
+
+def run_fingerprint(config: RetrieverConfig, inputs: Mapping[str, Any], split: str, shard_size: int) -> str:
+    """sha256 over everything that decides the shards' bytes."""
+    payload = {
+        "config": config.to_dict(),
+        "inputs": {k: (None if v is None else v["sha256"]) for k, v in inputs.items()},
+        "split": split,
+        "version": __version__,
+        "shard_size": int(shard_size),
+    }
+    return sha256_json(payload)
+
+
+def write_run(out: Path, texts: Iterable[bytes | Path]) -> None:
+    """Write the run file from its shards' texts (or shard files), in order, atomically."""
+    with atomic_open(out, "wb") as handle:  # bytes: the shards are copied, not decoded and encoded again
+        for text in texts:
+            handle.write(text.read_bytes() if isinstance(text, Path) else text)
+
+
+@dataclass
+class RunSetup:
+    """How a run was made, for its metadata: workers, shard size, resumed shards, timings (seconds)."""
+
+    workers: int
+    shard_size: int
+    resumed_shards: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    questions_retrieved: int = 0
+
+
+def run_meta(config: RetrieverConfig, data: DataPaths, index: Any, split: str, out: Path,
+             stats: Sequence[Mapping[str, Any]], setup: RunSetup) -> dict[str, Any]:
+    """The run's ``.meta.json`` (SPEC §6.1): configuration, inputs' sha256, counts, timings; written beside ``out``."""
+    inputs = input_fingerprints(data)
+    kg_header = read_edgelist_header(data.kg)
+    totals = dict.fromkeys(COUNTS, 0)
+    hits = resolvable = n = 0
+    for st in stats:
+        for key in totals:
+            totals[key] += st.get(key, 0)
+        resolvable += sum(h is not None for h in st["anchor_hit"])
+        hits += sum(h is True for h in st["anchor_hit"])
+        n += len(st["ids"])
+    t = setup.timings
+    retrieve_s = t.get("retrieve_s", 0.0)
+    meta: dict[str, Any] = {
+        "name": config.name,
+        "run_file": out.name,
+        "split": split,
+        "config": config.to_dict(),
+        "inputs": inputs,
+        "index_fingerprint": getattr(index, "fingerprint", None),
+        "run_fingerprint": run_fingerprint(config, inputs, split, setup.shard_size),
+        "package": {"name": "tempbench-repro", "version": __version__},
+        "environment": {"python": platform.python_version(), "numpy": __import__("numpy").__version__},
+        "counts": {
+            "questions": n,
+            "with_evidence": totals["with_evidence"],
+            "empty": n - totals["with_evidence"],
+            "no_anchor": totals["no_anchor"],
+            "gold_anchor_resolvable": resolvable,
+            "anchor_hits": hits,
+            "ambiguous_oracle": totals["ambiguous_oracle"],
+            # gold first-hop subjects without an id (no benchmark.jsonl twin): resolved by label (SPEC §2.3)
+            "oracle_by_label": totals["oracle_by_label"],
+            "kg_rows": index.kg.n_rows,
+            "kg_entities": index.kg.n_entities,
+        },
+        # How the edge list's first line was read: by name, or by position as TGB's loader does.
+        "kg_header": {"columns": list(kg_header.names), "read_by_position": kg_header.by_position},
+        "coverage": totals["with_evidence"] / n if n else 0.0,
+        "anchor_recall": hits / resolvable if resolvable else None,
+        "mean_pool_rows": totals["pool_rows"] / n if n else 0.0,
+        "mean_pool_size": totals["candidates"] / n if n else 0.0,
+        "timings": {
+            **{key: round(value, 4) for key, value in t.items()},
+            "questions_retrieved": setup.questions_retrieved,
+            "questions_per_s": (round(setup.questions_retrieved / retrieve_s, 1)
+                                if retrieve_s > 0 and setup.questions_retrieved else None),
+        },
+        "workers": setup.workers,
+        "resumed_shards": setup.resumed_shards,
+        "shards": len(stats),
+        "shard_size": setup.shard_size,
+    }
+    write_meta(out, meta)
+    return meta
+
+
+def finish_run(out: Path, config: RetrieverConfig, data: DataPaths, index: Any, split: str,
+               texts: Sequence[bytes | Path], stats: Sequence[Mapping[str, Any]], setup: RunSetup) -> dict[str, Any]:
+    """Write a run file from its shards' texts (in order) and its ``.meta.json`` from their counts; the metadata."""
+    write_run(out, texts)
+    return run_meta(config, data, index, split, out, stats, setup)

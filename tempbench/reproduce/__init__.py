@@ -1,0 +1,205 @@
+"""The reproduction job: the paper's four configurations run, scored, audited, diffed and reported.
+
+Writes into ``out``::
+
+    runs/<config>.jsonl, runs/<config>.meta.json   SPEC §6.1
+    scores/<config>.json                           SPEC §6.2
+    audit.json                                     SPEC §4
+    diff/<baseline>.json                           SPEC §6.3 (when DATA/baselines/ exists)
+    reproducibility.json                           SPEC §8 (when DATA/baselines/ holds the four runs)
+    explain/<config>.json                          SPEC §7 (where each gold hop is lost)
+    report.md, plots/*.png
+    report.html                                    report.md plus the question browser, self-contained
+
+The pipeline (:func:`reproduce`), each stage data in and data out::
+
+    load (inputs.load_inputs)
+      -> for each configuration, in the browser's order:
+           its shards retrieved and explained in the workers (tasks.run_shard)
+           -> the run file and its metadata written here (retriever.finish_run)
+           -> its score made in a worker (tasks.score_run), while the next run goes on
+           -> its loss attribution and browser rows merged by a thread of this process
+      -> the audit in a worker (tasks.audit), the plots in the drawing process
+      -> the diff against baselines/ and SPEC §8's measures (eval.report.reproducibility)
+      -> report.md and report.html
+
+Two pools of processes do the work (:class:`tempbench_core.workers.WorkerPool`):
+one draws the plots (forked first, it imports matplotlib while the data loads,
+so its import cycles never reach this process); ``workers`` processes, forked
+once the data is loaded, retrieve and score. With one worker everything runs
+in this process. Every output is byte-identical for any number of workers.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eval.explain import STAGES, attribution_json, summarize
+from eval.report.html import BrowserBlob, browser_json, write_html
+from eval.report.markdown import write_report
+from eval.report.plots import import_pyplot_now
+from eval.report.reproducibility import reproducibility_report
+from retriever import RunSetup, Shard, finish_run, load_config
+from tempbench.reproduce.baselines import diff_baselines, runs_on_disk
+from tempbench.reproduce.inputs import JobInputs, load_inputs
+from tempbench.reproduce.tasks import ShardResult, audit, draw_attribution, draw_scores, run_shard, score_run
+from tempbench_core.atomic import write_text
+from tempbench_core.console import info
+from tempbench_core.errors import ConfigError
+from tempbench_core.memory import gc_paused
+from tempbench_core.runfile import run_records
+from tempbench_core.workers import WorkerPool, cpu_count
+
+#: Questions per shard of a run (the run files do not depend on it).
+SHARD_SIZE = 250
+
+__all__ = ["Reproduction", "reproduce", "diff_baselines"]
+
+
+@dataclass
+class Reproduction:
+    """What :func:`reproduce` computed (everything is also written under ``out``)."""
+
+    out: Path
+    scores: dict[str, dict[str, Any]]
+    audit_rows: list[dict[str, Any]]
+    diffs: dict[str, dict[str, Any]]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def reproduce(
+    data: Any,
+    out: str | Path = "tempbench-out",
+    split: str = "test",
+    workers: int | None = None,
+    n_boot: int = 1000,
+    cache_dir: str | Path | None = None,
+    description: dict[str, Any] | None = None,
+) -> Reproduction:
+    """Run, score, audit, diff and report (the module docstring lists what is written).
+
+    Parameters
+    ----------
+    data:
+        The data root's files (:class:`tempbench_core.layout.DataPaths`).
+    out:
+        The output folder.
+    split:
+        ``test`` (default), ``dev``, ``train`` or ``all``.
+    workers:
+        Processes (default: the machine's cores; the outputs do not depend on it).
+    n_boot:
+        Bootstrap replicates of the intervals (SPEC §3.7).
+    cache_dir:
+        The index cache (default: the per-user cache).
+    description:
+        Printed at the top of ``report.md`` (data, split, command).
+    """
+    workers = cpu_count() if workers is None else workers
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1 (got {workers})")
+    if n_boot < 1:
+        raise ConfigError(f"--boot must be >= 1 (got {n_boot})")
+    # Millions of small objects live through the whole job (runs, explanations): the cyclic
+    # collector would walk them all again and again, and the job makes no cycles worth
+    # collecting early. The one library that does (matplotlib, on import) is imported first,
+    # in the drawing process, or here when everything runs here.
+    with ExitStack() as stack:
+        drawer = stack.enter_context(WorkerPool(None, 1, initializer=import_pyplot_now, fork=workers > 1))
+        if drawer.in_process:
+            import_pyplot_now()
+        else:
+            drawer.submit(_started)  # forks it now, while this process is small
+        stack.enter_context(gc_paused())
+        return _reproduce(data, Path(out), split, workers, n_boot, cache_dir, description or {}, drawer, stack)
+
+
+def _started(_: Any) -> None:
+    """A task that does nothing: submitting it starts the drawing process."""
+
+
+def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cache_dir: str | Path | None,
+               description: dict[str, Any], drawer: WorkerPool[None], stack: ExitStack) -> Reproduction:
+    timings: dict[str, float] = {}
+    t_start = time.perf_counter()
+    inputs = load_inputs(data, split, out, n_boot, cache_dir)
+    timings["load"] = time.perf_counter() - t_start
+    pool = stack.enter_context(WorkerPool(inputs, workers))
+    # a thread of this process finishes each run (its attribution, its browser rows) while the next goes on
+    finisher = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tempbench-finish"))
+    blob = BrowserBlob(inputs.chosen, inputs.names)
+    scored: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    finished: dict[str, Future[dict[str, Any]]] = {}
+    kept: dict[str, Any] = {}  # the runs' records, when everything runs in this process
+    for name in inputs.names:
+        t0 = time.perf_counter()
+        info(f"running {name} on the {split} split")
+        shards = run_configuration(inputs, name, pool, workers)
+        if pool.in_process:
+            kept[name] = run_records(out / "runs" / f"{name}.jsonl",
+                                     [r for shard in shards for r in shard.records or ()])
+        scored[name] = pool.submit(score_run, name, [shard.table for shard in shards], kept.get(name))
+        finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
+        timings[f"run {name}"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    attribution = {name: finished[name].result() for name in inputs.names}
+    attribution_plot = drawer.submit(draw_attribution, out, attribution)
+    results = {name: scored[name].result() for name in inputs.names}
+    scores = {name: results[name][0] for name in inputs.names}
+    score_plots = drawer.submit(draw_scores, out, scores, {name: results[name][1] for name in inputs.names})
+    audited = pool.submit(audit, scores, kept)
+    timings["runs finished"] = time.perf_counter() - t0
+    blob_json = browser_json(blob.finish())
+    del blob
+    audit_rows = audited.result()
+    diffs: dict[str, dict[str, Any]] = {}
+    repro = None
+    if data.baselines is not None:
+        t0 = time.perf_counter()
+        runs = runs_on_disk(out / "runs", inputs.names, kept)
+        diffs = diff_baselines(Path(data.baselines), runs, inputs.questions, inputs.flags, out)
+        # SPEC §8: the published per-question runs of the four configurations against ours
+        repro = reproducibility_report(Path(data.baselines), {n: out / "runs" / f"{n}.jsonl" for n in inputs.names},
+                                       inputs.questions, out, split, workers)
+        timings["diff and reproducibility"] = time.perf_counter() - t0
+    plots = {**attribution_plot.result(), **score_plots.result()}
+    t0 = time.perf_counter()
+    report = write_report(out, scores, audit_rows, diffs, description, attribution=attribution, plots=plots,
+                          reproducibility=repro)
+    write_html(out, report.read_text(encoding="utf-8"), None, data_json=blob_json)
+    timings["report"] = time.perf_counter() - t0
+    return Reproduction(out, scores, audit_rows, diffs, timings)
+
+
+def run_configuration(inputs: JobInputs, name: str, pool: WorkerPool[JobInputs], workers: int) -> list[ShardResult]:
+    """Retrieve and explain every shard of configuration ``name`` (in the workers) and write its run file here."""
+    t0 = time.perf_counter()
+    bounds = Shard.bounds(len(inputs.chosen), SHARD_SIZE)
+    shards: list[ShardResult | None] = [None] * len(bounds)
+    for i, shard in pool.map_unordered(run_shard, [(name, lo, hi) for lo, hi in bounds]):
+        shards[i] = shard
+    done: list[ShardResult] = shards  # type: ignore[assignment]
+    setup = RunSetup(workers=workers, shard_size=SHARD_SIZE, questions_retrieved=len(inputs.chosen),
+                     timings={"retrieve_s": time.perf_counter() - t0})
+    finish_run(inputs.out / "runs" / f"{name}.jsonl", load_config(name), inputs.data, inputs.index, inputs.split,
+               [shard.text for shard in done], [shard.stats for shard in done], setup)
+    return done
+
+
+def finish_attribution(inputs: JobInputs, name: str, shards: list[ShardResult], blob: BrowserBlob) -> dict[str, Any]:
+    """Write run ``name``'s loss attribution (SPEC §7) and merge its browser rows into ``blob``; its summary."""
+    stages: dict[Any, list[str]] = {}
+    for shard in shards:
+        for question, entry in zip(inputs.chosen[shard.lo:shard.hi], shard.browser["entries"], strict=True):
+            stages[question["id"]] = [STAGES[i] for i in entry["st"]]
+    result = {"questions": stages, "summary": summarize(inputs.chosen, stages, load_config(name))}
+    write_text(inputs.out / "explain" / f"{name}.json", attribution_json(result))
+    blob.add(name, [shard.browser for shard in shards])
+    return result["summary"]
+

@@ -1,0 +1,67 @@
+"""The job's runs against the published ``baselines/`` (SPEC §6.3): one diff per baselines file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from eval.baselines import is_baseline_file, load_baseline, match_config
+from eval.diff import compare, diff_file_name
+from tempbench_core.atomic import write_json
+from tempbench_core.console import info
+from tempbench_core.errors import TempbenchError
+from tempbench_core.runfile import read_written_run
+
+
+class RunsOnDisk(Mapping[str, Any]):
+    """The runs this job wrote, read from their files when first asked for (the diff's input)."""
+
+    def __init__(self, runs_dir: Path, names: list[str], kept: Mapping[str, Any]) -> None:
+        self.runs_dir, self.names, self.kept = runs_dir, names, dict(kept)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.names:
+            raise KeyError(name)
+        if name not in self.kept:
+            self.kept[name] = read_written_run(self.runs_dir / f"{name}.jsonl")
+        return self.kept[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list[dict[str, Any]],
+                   flags: Any, out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Diff each baselines file against the run of its configuration (default: oracle)."""
+    results: dict[str, dict[str, Any]] = {}
+    files = sorted(p for p in baselines_dir.rglob("*") if p.is_file() and is_baseline_file(p))
+    for path in files:
+        name = str(path.relative_to(baselines_dir))
+        try:
+            baseline = load_baseline(path)
+            # A metric table that names configurations is compared per configuration;
+            # anything else goes to the configuration its file name names (default oracle).
+            named = [c for c in getattr(baseline, "configs", lambda: [])() if c in runs]
+            targets = [(f"{name} [{c}]", c) for c in named] if named else [(name, match_config(path.stem, list(runs)) or "oracle")]
+            for key, config in targets:
+                result = compare(runs[config], baseline, questions, flags, config=config)
+                result["config"] = config
+                results[key] = result
+                write_json(out_dir / "diff" / diff_file_name(key), result)
+        except TempbenchError as exc:
+            # One unreadable file must not cost the whole reproduction: report and go on.
+            info(f"baselines/{name}: skipped: {exc}")
+            results[name] = {"error": str(exc)}
+    return results
+
+
+def runs_on_disk(runs_dir: Path, names: list[str], kept: Mapping[str, Any]) -> RunsOnDisk:
+    """The job's runs by configuration name: those kept in memory, the others read when first asked for."""
+    return RunsOnDisk(runs_dir, names, kept)

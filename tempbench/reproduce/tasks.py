@@ -1,0 +1,117 @@
+"""The reproduction job's units of work: plain functions of the job's inputs, data in and data out.
+
+Each runs in a worker process (:class:`tempbench_core.workers.WorkerPool`) or
+in the job's own process, with the same result; none writes anything but its
+own output file.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eval.audit.context import AuditContext
+from eval.audit.run import audit_document, run_audit
+from eval.evidence import TablePart, table_of, table_part
+from eval.key_space_effect import part_other_space, parts_suffice
+from eval.per_question import slice_intervals
+from eval.report.html import browser_part
+from eval.report.plots import SCORE_PLOTS, write_plots
+from eval.scoring import evaluate, evaluate_parts, to_json
+from retriever import retrieve_shard
+from tempbench.reproduce.inputs import JobInputs
+from tempbench_core.atomic import write_json
+from tempbench_core.runfile import read_written_run
+
+
+@dataclass
+class ShardResult:
+    """What one shard of a configuration's run gives the job.
+
+    ``text`` and ``stats``: the run file's lines and counts (:class:`retriever.Shard`);
+    ``browser``: the shard's part of the question browser, loss attribution
+    included; ``table``: its resolved evidence for the scorer; ``records``: the
+    records themselves, only when the task ran in the job's own process.
+    """
+
+    lo: int
+    hi: int
+    text: bytes
+    stats: dict[str, Any]
+    browser: dict[str, Any]
+    table: TablePart | None
+    records: list[dict[str, Any]] | None = None
+
+
+def run_shard(inputs: JobInputs, name: str, lo: int, hi: int) -> ShardResult:
+    """Retrieve questions ``lo`` to ``hi`` of the split under configuration ``name`` and explain them (SPEC §2, §7).
+
+    The pools are at hand here, so the loss attribution reads them instead of
+    expanding them again, and the scorer's resolution of the evidence is the
+    attribution's.
+    """
+    explainer = inputs.explainer(name)
+    shard = retrieve_shard(explainer.retriever, inputs.chosen, lo, hi, keep_pools=True)
+    in_worker = multiprocessing.parent_process() is not None
+    # each question is explained once: nothing of an earlier shard is needed again
+    explained = explainer.forget(keep=in_worker)
+    explainer.pools = {record["id"]: pool for record, pool in zip(shard.records, shard.pools, strict=True)}
+    run = {record["id"]: record for record in shard.records}
+    part = browser_part(inputs.chosen, name, run, explainer, inputs.rows_from[name], span=range(lo, hi),
+                        shared=inputs.shared)
+    questions = inputs.chosen[lo:hi]
+    reads = [explainer.explain(q, record).read for q, record in zip(questions, shard.records, strict=True)]
+    table = table_of(questions, reads, "auto", [record.get("evidence") for record in shard.records], inputs.shared)
+    if in_worker:
+        inputs.keep((explained, shard))  # freed with the process, not object by object
+    return ShardResult(lo, hi, shard.text, shard.stats, part, make_part(table),
+                       None if in_worker else shard.records)
+
+
+def make_part(table: Any) -> TablePart:
+    """The scorer's part of a shard: the table's arrays and its reading in the other key space."""
+    return table_part(table, part_other_space(table))
+
+
+def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
+              records: Mapping[Any, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Score run ``name`` (SPEC §6.2) and write ``scores/<name>.json``; also its per-slice intervals.
+
+    From the shards' table parts when they carry all it needs; else from the
+    run's records (``records``, or its file).
+    """
+    if parts and all(part is not None for part in parts) and parts_suffice(parts):  # type: ignore[arg-type]
+        ev = evaluate_parts(parts, inputs.chosen, inputs.questions, inputs.flags,  # type: ignore[arg-type]
+                            shared=inputs.shared)
+    else:
+        run = records if records is not None else read_written_run(inputs.out / "runs" / f"{name}.jsonl")
+        ev = evaluate(run, inputs.questions, inputs.flags, split=inputs.scored_split)
+    score = to_json(ev, n_boot=inputs.n_boot)
+    write_json(inputs.out / "scores" / f"{name}.json", score)
+    return score, slice_intervals(ev, n_boot=inputs.n_boot)
+
+
+def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Recompute the card's claims (SPEC §4) and write ``audit.json``; ``runs``: the runs kept in memory."""
+    out = inputs.out
+    ctx = AuditContext(inputs.data, runs_dir=out / "runs", split=inputs.split, cache_dir=inputs.cache_dir,
+                       scores=scores, index=inputs.index, memo=inputs.shared)
+    ctx.questions = inputs.questions  # already loaded; the audit reuses them
+    for name, run in runs.items():
+        ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
+    rows = run_audit(ctx)
+    write_json(out / "audit.json", audit_document(ctx, rows))
+    return rows
+
+
+def draw_attribution(_: Any, out: Path, attribution: Mapping[str, Any]) -> dict[str, Path]:
+    """The stacked bars of the loss attribution (SPEC §7)."""
+    return write_plots({}, out / "plots", attribution=attribution, only=("attribution",))
+
+
+def draw_scores(_: Any, out: Path, scores: Mapping[str, Any], intervals: Mapping[str, Any]) -> dict[str, Path]:
+    """The score plots (by slice, ties)."""
+    return write_plots(scores, out / "plots", only=SCORE_PLOTS, intervals=intervals)
