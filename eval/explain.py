@@ -14,7 +14,11 @@ labels. Each hop gets the first stage of :data:`STAGES` that applies:
 ``wrong_anchor`` the anchor is not the gold first-hop subject (SPEC §2.3 oracle
                resolution) and no valid row is in BFS(anchor, hops, no caps,
                no filter)
-``unreachable`` the anchor is right and no valid row is in that pool
+``too_deep``   the anchor is right, no valid row is in that pool, and one is
+               in BFS(anchor, H, no caps, no filter), ``H`` the question's
+               number of distinct gold hops (only when ``H > hops``): the BFS
+               depth lost it
+``unreachable`` the anchor is right and no valid row is in those pools
 ``filtered``   a valid row is in that pool, none in BFS(anchor, hops, no caps,
                the run's filter)
 ``capped``     a valid row is in that uncapped pool, none in the run's own pool
@@ -77,6 +81,7 @@ STAGES: tuple[str, ...] = (
     "no_anchor",
     "not_in_kg",
     "wrong_anchor",
+    "too_deep",
     "unreachable",
     "filtered",
     "capped",
@@ -90,6 +95,7 @@ STAGE_HELP: dict[str, str] = {
     "no_anchor": "the run resolved no anchor",
     "not_in_kg": "no KG row valid at t_query",
     "wrong_anchor": "wrong anchor; not even in the uncapped, unfiltered pool",
+    "too_deep": "right anchor; in the unfiltered pool only with as many hops as the gold chain",
     "unreachable": "right anchor; not in the uncapped, unfiltered pool",
     "filtered": "in the unfiltered pool, removed by the temporal filter",
     "capped": "in the uncapped pool, cut by the per-hop caps",
@@ -345,7 +351,7 @@ class Explainer:
             rows = self.valid_rows(hop, tq)
             hop.valid_rows = rows
             if facts:
-                hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, self.head, self.tail))
+                hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, self.head, self.tail, len(hops)))
             if hop.stage:
                 continue
             if anchor is None:
@@ -355,7 +361,12 @@ class Explainer:
             elif not pools.in_uncapped(rows, self.head, self.tail, filtered=None):
                 # not in the uncapped pool with the run's filter: is it even in the unfiltered one?
                 if not pools.in_uncapped(rows, self.head, self.tail, filtered=False):
-                    hop.stage = "wrong_anchor" if anchor != gold else "unreachable"
+                    if anchor != gold:
+                        hop.stage = "wrong_anchor"
+                    elif pools.in_deeper(rows, self.head, self.tail, len(hops)):
+                        hop.stage = "too_deep"
+                    else:
+                        hop.stage = "unreachable"
                 else:
                     hop.stage = "filtered"
             elif not pools.in_run_pool(rows):
@@ -374,7 +385,7 @@ class _Pools:
         self.retriever = retriever
         self.anchor = anchor
         self.t_query = t_query
-        self._reach: dict[bool | None, np.ndarray] = {}
+        self._reach: dict[Any, np.ndarray] = {}
         self._run: np.ndarray | None = None if summary is None else summary.rows
 
     def reach(self, filtered: bool | None) -> np.ndarray:
@@ -400,15 +411,26 @@ class _Pools:
             self._run = np.sort(self.retriever.expand_from(self.anchor, self.t_query).pool)
         return self._run
 
+    def in_deeper(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, depth: int) -> bool:
+        """Whether a valid row is in BFS(anchor, depth, no caps, no filter), for a depth beyond the run's (SPEC §7 ``too_deep``)."""
+        if self.anchor is None or not len(rows) or depth <= self.retriever.config.hops:
+            return False
+        key = ("deep", depth)
+        if key not in self._reach:
+            self._reach[key] = self.retriever.reach(self.anchor, self.t_query, temporal_filter=False, hops=depth)
+        nodes = self._reach[key]
+        return bool(in_sorted(head[rows], nodes).any() or in_sorted(tail[rows], nodes).any())
+
     def in_run_pool(self, rows: np.ndarray) -> bool:
         """Whether a valid row is in the run's own (capped) pool, before deduplication."""
         if self.anchor is None or not len(rows):
             return False
         return bool(in_sorted(rows, self.run_pool()).any())
 
-    def facts(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray) -> dict[str, bool]:
+    def facts(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, depth: int) -> dict[str, bool]:
         return {
             "in_uncapped_unfiltered_pool": self.in_uncapped(rows, head, tail, filtered=False),
+            "in_deeper_unfiltered_pool": self.in_deeper(rows, head, tail, depth),
             "in_uncapped_pool": self.in_uncapped(rows, head, tail, filtered=None),
             "in_run_pool": self.in_run_pool(rows),
         }

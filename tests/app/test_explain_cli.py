@@ -74,7 +74,7 @@ def _pick(explained, stage):
     return next(qid for qid, st in explained["questions"].items() if stage in st)
 
 
-@pytest.mark.parametrize("stage", ["retrieved", "unreachable", "capped", "tie_cut"])
+@pytest.mark.parametrize("stage", ["retrieved", "too_deep", "capped", "tie_cut"])
 def test_show_fits_80_columns_and_names_the_stages(runs, small_sample, explained, capsys, stage):
     qid = _pick(explained, stage)
     assert main(["show", qid, "--run", str(runs["oracle"]), "--data", str(small_sample)]) == 0

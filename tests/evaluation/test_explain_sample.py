@@ -11,7 +11,7 @@ from eval.evidence import resolve_question
 from eval.explain import STAGES, Explainer, attribute_run
 from eval.question_detail import question_detail
 from eval.trp_ccr import score_question
-from retriever import load_benchmark, load_config, load_index, run_to_file
+from retriever import Retriever, load_benchmark, load_config, load_index, retrieve_shard, run_to_file
 from tempbench.data import resolve_data
 from tempbench_core.runfile import read_run
 from tempbench_core.schema import SHIPPED_CONFIGS, select_split
@@ -81,8 +81,9 @@ def test_invariants_of_the_configurations(setup):
             assert counts[name]["wrong_time"] == 0  # a filtered pool holds no invalid row
     # the generated data makes the interesting stages occur
     assert counts["nonoracle"]["wrong_anchor"] > 0 and counts["nonoracle"]["no_anchor"] > 0
-    assert counts["stale_blind"]["wrong_time"] > 0 and counts["oracle"]["unreachable"] > 0
-    assert counts["hop3_k25"]["unreachable"] == 0  # 3 hops reach every hop of a gold chain of at most 3
+    assert counts["stale_blind"]["wrong_time"] > 0 and counts["oracle"]["too_deep"] > 0
+    # 3 hops reach every hop of a gold chain of at most 3 (the 2-hop runs lose the third as too_deep)
+    assert counts["hop3_k25"]["unreachable"] == counts["hop3_k25"]["too_deep"] == 0
 
 
 def test_pools_against_the_literal_bfs(setup):
@@ -156,13 +157,9 @@ def test_detail_is_consistent_with_the_attribution(setup):
 def test_pools_kept_by_the_run_give_what_expanding_again_gives(setup, small_sample, tmp_path, name):
     """An explainer given the run's pool summaries attributes and details every question as one without."""
     index, questions, runs, results = setup
-    data = resolve_data(data=small_sample)
-    records: list[dict] = []
-    shards: list = []
-    run_to_file(load_config(name), data, split="test", out_path=tmp_path / "run.jsonl", show_progress=False,
-                records=records, on_shard=lambda _positions, _records, pools: pools, shard_results=shards)
-    pools = [p for shard in shards for p in shard]
-    kept = Explainer(index, load_config(name), {r["id"]: p for r, p in zip(records, pools, strict=True)})
+    chosen = select_split(questions, "test")
+    shard = retrieve_shard(Retriever(index, load_config(name)), chosen, 0, len(chosen), keep_pools=True)
+    kept = Explainer(index, load_config(name), {r["id"]: p for r, p in zip(shard.records, shard.pools, strict=True)})
     plain = Explainer(index, load_config(name))
     assert attribute_run(kept, runs[name], questions) == results[name]
     by_id = {q["id"]: q for q in questions}

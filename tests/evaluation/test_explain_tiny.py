@@ -89,14 +89,17 @@ QUESTIONS = {
     "q4": ("Whom did Ada Lovelace meet?", [("A", "P5", "F"), ("F", "P2", "G")]),
     "q5": ("Whom does Mia know, asked Ada Lovelace?", [("M", "P1", "N")]),
     "q6": ("What did Babbage build?", [("A", "P1", "B")]),
+    "q7": ("What did Ada Lovelace's friend build, and whom does Mia know?",
+           [("A", "P1", "B"), ("B", "P3", "D"), ("M", "P1", "N")]),
 }
 
 # (config, question) -> (anchor, evidence rows, cut-off tie rows, stages derived by hand)
 CASES = {
-    # q1: hop 3 (D near E) is two steps from A: no 2-hop pool holds it, even uncapped and unfiltered
-    ("oracle", "q1"): ("A", [0, 1], [2], ["retrieved", "tie_cut", "unreachable"]),
-    ("nonoracle", "q1"): ("A", [0], [], ["retrieved", "outranked", "unreachable"]),
-    ("stale_blind", "q1"): ("A", [0, 1, 2], [], ["retrieved", "retrieved", "unreachable"]),
+    # q1: hop 3 (D near E) is two steps from A: no 2-hop pool holds it, even uncapped and unfiltered, but the
+    # 3-hop one does (D is reached in 2 steps): the BFS depth lost it
+    ("oracle", "q1"): ("A", [0, 1], [2], ["retrieved", "tie_cut", "too_deep"]),
+    ("nonoracle", "q1"): ("A", [0], [], ["retrieved", "outranked", "too_deep"]),
+    ("stale_blind", "q1"): ("A", [0, 1, 2], [], ["retrieved", "retrieved", "too_deep"]),
     ("hop3_k25", "q1"): ("A", [3, 0], [], ["retrieved", "outranked", "retrieved"]),
     # q2: A knows C exists only in 1999; the stale-blind run returns that row; the linker finds no label
     ("oracle", "q2"): ("A", [0, 1], [], ["not_in_kg"]),
@@ -123,6 +126,11 @@ CASES = {
     ("nonoracle", "q6"): ("B", [2], [], ["outranked"]),
     ("stale_blind", "q6"): ("A", [0], [], ["retrieved"]),
     ("hop3_k25", "q6"): ("A", [0], [], ["retrieved"]),
+    # q7: the third hop (Mia knows Noor) is in another component: not even 3 hops from A reach it
+    ("oracle", "q7"): ("A", [0, 2], [], ["retrieved", "retrieved", "unreachable"]),
+    ("nonoracle", "q7"): ("A", [0, 2], [], ["retrieved", "retrieved", "unreachable"]),
+    ("stale_blind", "q7"): ("A", [0, 2], [], ["retrieved", "retrieved", "unreachable"]),
+    ("hop3_k25", "q7"): ("A", [0, 2], [], ["retrieved", "retrieved", "unreachable"]),
 }
 
 
@@ -220,13 +228,15 @@ def test_attribute_run_summary_adds_up(index):
         assert summary["n_hops"] == sum(len(v) for v in out["questions"].values()) == sum(summary["counts"].values())
         assert sum(g["n_hops"] for g in summary["by_complexity"].values()) == summary["n_hops"]
         assert sum(g["n_hops"] for g in summary["by_hop"].values()) == summary["n_hops"]
-        assert summary["by_hop"]["3"]["counts"] == {s: int(s == CASES[(name, "q1")][3][2]) for s in STAGES}
+        third = [CASES[(name, qid)][3][2] for qid in ("q1", "q7")]
+        assert summary["by_hop"]["3"]["counts"] == {s: third.count(s) for s in STAGES}
 
 
 def test_detail_by_hand(index):
     q, rec, _ = case("oracle", "q1")
     d = question_detail(Explainer(index, config("oracle")), q, rec)
-    assert [h["stage"] for h in d["hops"]] == ["retrieved", "tie_cut", "unreachable"]
+    assert [h["stage"] for h in d["hops"]] == ["retrieved", "tie_cut", "too_deep"]
+    assert d["hops"][2]["in_deeper_unfiltered_pool"] and not d["hops"][2]["in_uncapped_unfiltered_pool"]
     assert d["pool"]["rows"] == [2, 1] and d["pool"]["eligible"] == [3, 1] and d["pool"]["cap_hit"] == [True, False]
     assert d["anchor"]["hit"] is True and d["anchor"]["gold_label"] == "Ada Lovelace"
     assert [e["mark"] for e in d["evidence"]] == ["gold", ""] and [e["hop"] for e in d["evidence"]] == [1, None]

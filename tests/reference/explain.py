@@ -87,7 +87,12 @@ class SlowExplainer(SlowRetriever):
             elif not valid_rows:
                 out.append("not_in_kg")
             elif not set(valid_rows) & set(self.bfs_pool(anchor, tq, cfg.hops, None, False)):
-                out.append("wrong_anchor" if anchor != gold else "unreachable")
+                if anchor != gold:
+                    out.append("wrong_anchor")
+                elif len(hops) > cfg.hops and set(valid_rows) & set(self.bfs_pool(anchor, tq, len(hops), None, False)):
+                    out.append("too_deep")
+                else:
+                    out.append("unreachable")
             elif not set(valid_rows) & set(self.bfs_pool(anchor, tq, cfg.hops, None, cfg.temporal_filter)):
                 out.append("filtered")
             elif not set(valid_rows) & set(self.bfs_pool(anchor, tq, cfg.hops, caps, cfg.temporal_filter)):
