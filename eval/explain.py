@@ -412,14 +412,19 @@ class _Pools:
         return self._run
 
     def in_deeper(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, depth: int) -> bool:
-        """Whether a valid row is in BFS(anchor, depth, no caps, no filter), for a depth beyond the run's (SPEC §7 ``too_deep``)."""
-        if self.anchor is None or not len(rows) or depth <= self.retriever.config.hops:
+        """Whether a valid row is in BFS(anchor, depth, no caps, no filter), for a depth beyond the run's (SPEC §7 ``too_deep``).
+
+        The row is when an endpoint is within ``depth - 1`` steps of the anchor
+        in the unfiltered graph: the endpoints' own ``depth - hops`` steps meet
+        the anchor's unfiltered reach at the run's depth (``hops - 1`` steps),
+        so the anchor's ball is never grown beyond the run's own.
+        """
+        hops = self.retriever.config.hops
+        if self.anchor is None or not len(rows) or depth <= hops:
             return False
-        key = ("deep", depth)
-        if key not in self._reach:
-            self._reach[key] = self.retriever.reach(self.anchor, self.t_query, temporal_filter=False, hops=depth)
-        nodes = self._reach[key]
-        return bool(in_sorted(head[rows], nodes).any() or in_sorted(tail[rows], nodes).any())
+        ends = np.concatenate((head[rows], tail[rows]))
+        near = self.retriever.near(ends, self.t_query, depth - hops, temporal_filter=False)
+        return bool(in_sorted(near, self.reach(False)).any())
 
     def in_run_pool(self, rows: np.ndarray) -> bool:
         """Whether a valid row is in the run's own (capped) pool, before deduplication."""

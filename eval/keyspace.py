@@ -29,8 +29,7 @@ run into one table of arrays, which every metric reads.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from math import isnan
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -46,6 +45,7 @@ _TS = itemgetter("t_start")
 _TE = itemgetter("t_end")
 _NUMBER_TYPES = frozenset((int, float))
 _FLOAT_ONLY = frozenset((float,))
+_STR_ONLY = frozenset((str,))
 
 
 class Item(NamedTuple):
@@ -68,8 +68,7 @@ class Item(NamedTuple):
         return valid_at(self.t_start, self.t_end, tq)
 
 
-@dataclass(frozen=True)
-class GoldTriple:
+class GoldTriple(NamedTuple):
     """A benchmark triple with the spaces it carries."""
 
     keys: dict[str, tuple[Any, Any, Any]]
@@ -159,6 +158,10 @@ def gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: s
     out = []
     wanted = ("label", "id") if key == "auto" else (key,)
     for j, triple in enumerate(raw):
+        plain = _plain_triple(triple, key)
+        if plain is not None:
+            out.append(plain)
+            continue
         what = f"{where}: {field_name}[{j}]"
         if not isinstance(triple, Mapping):
             raise EvidenceError(f"{what} is {type(triple).__name__}; expected a dict triple")
@@ -172,6 +175,36 @@ def gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: s
         out.append(GoldTriple(keys=keys, t_start=to_float(triple["t_start"], f"{what}.t_start"),
                               t_end=to_float(triple["t_end"], f"{what}.t_end")))
     return out
+
+
+def _plain_triple(triple: Any, key: str) -> GoldTriple | None:
+    """The common case of :func:`gold_triples`, read without building messages: a dict with string ``s, r, o``
+    and/or ``s_id, r_id, o_id`` and numeric (not NaN) times; ``None`` for anything else (read carefully)."""
+    if type(triple) is not dict:
+        return None
+    try:
+        ts, te = triple["t_start"], triple["t_end"]
+    except KeyError:
+        return None
+    if type(ts) not in _NUMBER_TYPES or type(te) not in _NUMBER_TYPES:
+        return None
+    keys = {}
+    if "s_id" in triple and "r_id" in triple and "o_id" in triple:
+        srot = _ID3(triple)
+        if type(srot[0]) is not str or type(srot[1]) is not str or type(srot[2]) is not str:
+            return None
+        keys["id"] = srot
+    if "s" in triple and "r" in triple and "o" in triple:
+        srot = _LABEL3(triple)
+        if type(srot[0]) is not str or type(srot[1]) is not str or type(srot[2]) is not str:
+            return None
+        keys["label"] = srot
+    if not keys if key == "auto" else key not in keys:
+        return None
+    try:
+        return GoldTriple(keys, float(ts), float(te))
+    except OverflowError:
+        return None
 
 
 def gold_spaces(question: Mapping[str, Any], gold: Sequence[GoldTriple], key: str) -> set[str]:
@@ -278,7 +311,7 @@ def read_items(items: Any, kind: str, where: str, spaces: set[str], key: str) ->
                 ts = list(map(float, ts))
                 te = list(map(float, te))
                 scores = _scores([it.get("score") for it in items])
-                if all(type(a) is str for srot in srots for a in srot):
+                if set(map(type, chain.from_iterable(srots))) <= _STR_ONLY:
                     return RawItems([space] * len(items), srots, ts, te, scores)
         except (KeyError, TypeError, IndexError, OverflowError, AttributeError):
             pass

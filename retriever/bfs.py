@@ -306,7 +306,7 @@ class BFS:
         pool = np.concatenate(parts) if parts else _EMPTY
         return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(eligible))
 
-    def _levels(self, anchor: int, t_query: float, temporal_filter: bool | None, gather_last: bool,
+    def _levels(self, anchor: int | np.ndarray, t_query: float, temporal_filter: bool | None, gather_last: bool,
                 hops: int | None = None):
         """The hops of the BFS from ``anchor`` without caps: yields ``(frontier, rows)`` per hop.
 
@@ -317,13 +317,14 @@ class BFS:
         to the frontier that pass the filter (seen or not), ascending; for the
         last hop they are ``None`` unless ``gather_last``. Stops early when
         nothing new is reached. ``hops``: the depth (default: the configured one).
+        ``anchor`` may be several entities (sorted, distinct): a search from all of them.
         """
         depth = self.hops if hops is None else int(hops)
         on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
         year = whole_year(t_query) if on else None
         visited = np.zeros(self.n_entities, dtype=bool)
-        visited[anchor] = True
-        frontier = np.array([anchor], dtype=np.int64)
+        frontier = np.atleast_1d(np.asarray(anchor, dtype=np.int64))
+        visited[frontier] = True
         for h in range(depth):
             last = h == depth - 1
             if last and not gather_last:
@@ -365,6 +366,23 @@ class BFS:
         if anchor is None:
             return _EMPTY
         frontiers = [f for f, _rows in self._levels(anchor, t_query, temporal_filter, gather_last=False, hops=hops)]
+        return np.sort(np.concatenate(frontiers))
+
+    def near(self, nodes: np.ndarray, t_query: float, steps: int, temporal_filter: bool | None = None) -> np.ndarray:
+        """Sorted entities within ``steps`` steps of any of ``nodes`` (the search of :meth:`reach` from several sources).
+
+        With :meth:`reach` it tells whether an entity is within a distance of
+        the anchor without expanding the anchor's whole ball: ``e`` is within
+        ``a + b`` steps of the anchor exactly when ``near([e], b)`` meets
+        ``reach`` at depth ``a + 1`` (SPEC §7's ``too_deep``).
+        """
+        sources = sorted_unique(np.asarray(nodes, dtype=np.int64))
+        if not len(sources):
+            return _EMPTY
+        if steps <= 0:
+            return sources
+        frontiers = [f for f, _rows in self._levels(sources, t_query, temporal_filter, gather_last=False,
+                                                    hops=steps + 1)]
         return np.sort(np.concatenate(frontiers))
 
     def expand_uncapped(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None) -> Expansion:

@@ -2,18 +2,22 @@
 
 :func:`load_index` builds everything from the inputs (SPEC §1.1, §1.2, §2.1) or
 loads it from a cache directory. The cache cannot execute code on load: every
-array is its own ``.npy`` file read with ``allow_pickle=False``, strings and
-scalars go into JSON. Layout::
+array is its own ``.npy`` file read with ``allow_pickle=False`` (the large
+string lists too: ids and labels are UTF-8 blobs with offsets,
+:mod:`retriever.strings`), and the few scalars go into JSON. Layout::
 
     <cache_dir>/<fingerprint>/arrays/<part>__<name>.npy
     <cache_dir>/<fingerprint>/meta.json
-    <cache_dir>/<fingerprint>/manifest.json   (sha256 of every file above)
+    <cache_dir>/<fingerprint>/manifest.json   (sha256, size and times of every file above)
 
 The arrays are opened memory-mapped (read-only): loading costs no copy, and
 every process that uses the same entry (the workers of a run, several runs at
 once) shares one copy of the pages in the OS cache instead of holding its own.
-Every file's sha256 is still checked on each load (on two threads: hashing
-releases the GIL), so a damaged entry is never used.
+A file whose size, modification time and change time are those recorded when
+the entry was written is the file that was hashed (the change time cannot be
+set back by a user); any other file is hashed again (on two threads: hashing
+releases the GIL) and its sha256 checked, so a damaged or replaced entry is
+never used.
 
 The fingerprint is the sha256 of the format version, the sha256 of every input
 file and the BM25 options, so a changed input gets a new directory (a rebuild).
@@ -30,7 +34,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,15 +46,16 @@ from retriever.bm25 import BM25, K1, B
 from retriever.incidence import Incidence
 from retriever.kg import KG, load_edgelist
 from retriever.labels import combine_labels, harvest_labels, load_labels, render
+from retriever.strings import IdLookup, PairTable, StringTable
 from tempbench_core.console import info
 from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import MissingDataError
 from tempbench_core.jsonl import dumps_compact, dumps_json, loads_fast
 from tempbench_core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
 
-#: The cache layout (2: one memory-mapped ``.npy`` per array; 1: one ``.npz``). An entry of another
-#: layout is replaced without a warning.
-FORMAT_VERSION = 2
+#: The cache layout (3: strings as arrays too, file times in the manifest; 2: one memory-mapped ``.npy``
+#: per array, strings in JSON; 1: one ``.npz``). An entry of another layout is replaced without a warning.
+FORMAT_VERSION = 3
 #: What the fingerprint hashes as its format: the index it names, not how the cache stores it (so
 #: run metadata that records the fingerprint does not change with the cache layout).
 FINGERPRINT_VERSION = 1
@@ -85,9 +90,9 @@ class KGIndex:
     """
 
     kg: KG
-    labels: dict[str, str]
-    entity_labels: list[str]
-    relation_labels: list[str]
+    labels: Mapping[str, str]
+    entity_labels: Sequence[str]
+    relation_labels: Sequence[str]
     incidence: Incidence
     bm25: BM25
     fingerprint: str
@@ -296,6 +301,13 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
             arrays[f"incidence__{name}"] = getattr(index.incidence, name)
         for name, value in index.bm25.to_arrays().items():
             arrays[f"bm25__{name}"] = value
+        for part, table in _string_tables(index).items():
+            for name, value in table.arrays().items():
+                arrays[f"{part}__{name}"] = value
+        for part, lookup in (("entity_lookup", index.kg.entity_index), ("relation_lookup", index.kg.relation_index)):
+            stored = lookup.arrays() if isinstance(lookup, IdLookup) else None
+            for name, value in (stored or {}).items():
+                arrays[f"{part}__{name}"] = value
         (tmp / _ARRAY_DIR).mkdir()
         files = []
         for name, value in arrays.items():
@@ -307,11 +319,6 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
             "fingerprint": index.fingerprint,
             "source": index.kg.source,
             "arrays": list(arrays),
-            "entity_ids": index.kg.entity_ids,
-            "relation_ids": index.kg.relation_ids,
-            "labels": index.labels,
-            "entity_labels": index.entity_labels,
-            "relation_labels": index.relation_labels,
             "incidence": {"min_year": index.incidence.min_year, "span": index.incidence.span},
             "bm25": index.bm25.metadata(),
             "build_timings": index.timings,
@@ -322,6 +329,8 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
             "format": FORMAT_VERSION,
             "fingerprint": index.fingerprint,
             "sha256": dict(zip(files, _digests([tmp / f for f in files]), strict=True)),
+            # the files' times as the renamed entry will have them (a rename keeps them)
+            "stat": {f: _stat(tmp / f) for f in files},
         }
         (tmp / "manifest.json").write_text(dumps_json(manifest, indent=2), encoding="utf-8")
         try:
@@ -360,6 +369,26 @@ def _open_array(path: Path) -> np.ndarray:
     return array.view(np.ndarray) if array.size else np.load(path, allow_pickle=False)
 
 
+def _stat(path: Path) -> list[int]:
+    """``[size, mtime_ns, ctime_ns, inode]``: what tells that a file was not changed since it was hashed."""
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _string_tables(index: KGIndex) -> dict[str, StringTable]:
+    """The index's large string lists as :class:`~retriever.strings.StringTable` (what the cache stores)."""
+    labels = index.labels
+    return {
+        "entity_ids": _table(index.kg.entity_ids), "relation_ids": _table(index.kg.relation_ids),
+        "entity_labels": _table(index.entity_labels), "relation_labels": _table(index.relation_labels),
+        "label_ids": _table(list(labels)), "label_texts": _table(list(labels.values())),
+    }
+
+
+def _table(strings: Any) -> StringTable:
+    return strings if isinstance(strings, StringTable) else StringTable.of(list(strings))
+
+
 def _read_entry(entry: Path, key: str) -> KGIndex:
     manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT_VERSION or manifest.get("fingerprint") != key:
@@ -367,18 +396,29 @@ def _read_entry(entry: Path, key: str) -> KGIndex:
     listed = manifest["sha256"]
     if "meta.json" not in listed or any(Path(name).is_absolute() or ".." in Path(name).parts for name in listed):
         raise ValueError("manifest lists unexpected files")
-    names = list(listed)
-    for name, digest in zip(names, _digests([entry / n for n in names]), strict=True):
+    recorded = manifest.get("stat") or {}
+    changed = [n for n in listed if recorded.get(n) != _stat(entry / n)]
+    for name, digest in zip(changed, _digests([entry / n for n in changed]), strict=True):
         if digest != listed[name]:
             raise ValueError(f"checksum mismatch in {name}")
     meta: dict[str, Any] = loads_fast((entry / "meta.json").read_bytes())
-    if sorted(f"{_ARRAY_DIR}/{a}.npy" for a in meta["arrays"]) != sorted(n for n in names if n != "meta.json"):
+    if sorted(f"{_ARRAY_DIR}/{a}.npy" for a in meta["arrays"]) != sorted(n for n in listed if n != "meta.json"):
         raise ValueError("manifest and meta.json list different arrays")
     arrays = {name: _open_array(entry / _ARRAY_DIR / f"{name}.npy") for name in meta["arrays"]}
+    tables = {part: StringTable(arrays[f"{part}__blob"], arrays[f"{part}__offsets"])
+              for part in ("entity_ids", "relation_ids", "entity_labels", "relation_labels", "label_ids", "label_texts")}
+
+    def lookup(part: str, table: StringTable) -> IdLookup:
+        if f"{part}__keys" in arrays:
+            return IdLookup(arrays[f"{part}__keys"], arrays[f"{part}__positions"], table)
+        return IdLookup(None, None, table)
+
     kg = KG(
         *(arrays[f"kg__{name}"] for name in _KG_ARRAYS),
-        entity_ids=meta["entity_ids"],
-        relation_ids=meta["relation_ids"],
+        entity_ids=tables["entity_ids"],
+        relation_ids=tables["relation_ids"],
+        entity_index=lookup("entity_lookup", tables["entity_ids"]),
+        relation_index=lookup("relation_lookup", tables["relation_ids"]),
         source=meta["source"],
     )
     incidence = Incidence(
@@ -388,5 +428,6 @@ def _read_entry(entry: Path, key: str) -> KGIndex:
     )
     bm25 = BM25.from_arrays({k.removeprefix("bm25__"): v for k, v in arrays.items() if k.startswith("bm25__")}, meta["bm25"])
     return KGIndex(
-        kg, meta["labels"], meta["entity_labels"], meta["relation_labels"], incidence, bm25, key, True, {}, entry
+        kg, PairTable(tables["label_ids"], tables["label_texts"]), tables["entity_labels"], tables["relation_labels"],
+        incidence, bm25, key, True, {}, entry,
     )

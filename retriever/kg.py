@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from retriever.strings import IdLookup
 from tempbench_core.errors import InputError
 from tempbench_core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines, require_file
 
@@ -90,19 +91,19 @@ class KG:
     tail: np.ndarray
     relation: np.ndarray
     year: np.ndarray
-    entity_ids: list[str]
-    relation_ids: list[str]
-    entity_index: dict[str, int] = field(default=None)  # type: ignore[assignment]
-    relation_index: dict[str, int] = field(default=None)  # type: ignore[assignment]
+    entity_ids: Sequence[str]
+    relation_ids: Sequence[str]
+    entity_index: Mapping[str, int] = field(default=None)  # type: ignore[assignment]
+    relation_index: Mapping[str, int] = field(default=None)  # type: ignore[assignment]
     source: str | None = None
     header: tuple[str, ...] | None = None
     header_by_position: bool = False
 
     def __post_init__(self) -> None:
         if self.entity_index is None:
-            object.__setattr__(self, "entity_index", {e: i for i, e in enumerate(self.entity_ids)})
+            object.__setattr__(self, "entity_index", IdLookup.of(self.entity_ids))
         if self.relation_index is None:
-            object.__setattr__(self, "relation_index", {r: i for i, r in enumerate(self.relation_ids)})
+            object.__setattr__(self, "relation_index", IdLookup.of(self.relation_ids))
 
     @property
     def n_rows(self) -> int:

@@ -160,6 +160,11 @@ class Retriever:
         """
         return self.bfs.reach(anchor, t_query, temporal_filter=temporal_filter, hops=hops)
 
+    def near(self, nodes: np.ndarray, t_query: float, steps: int, temporal_filter: bool | None = None) -> np.ndarray:
+        """The entities within ``steps`` steps of any of ``nodes`` (sorted), in the graph of the rows that pass the
+        filter (``None``: the configuration's): with :meth:`reach`, a distance test from the anchor (SPEC §7)."""
+        return self.bfs.near(nodes, t_query, steps, temporal_filter=temporal_filter)
+
     @property
     def temporal_filter(self) -> bool:
         """Whether the configuration's BFS filters rows by time (SPEC §2.4)."""
