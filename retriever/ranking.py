@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from retriever.config import DEFAULTS
+from retriever.strings import as_list
 from tempbench_core.schema import format_span
 
 
@@ -70,10 +71,11 @@ class Ranker:
         self.tail = kg.tail
         self.relation = kg.relation
         self.year = kg.year
-        self.entity_ids = kg.entity_ids
-        self.relation_ids = kg.relation_ids
-        self.entity_labels = index.entity_labels
-        self.relation_labels = index.relation_labels
+        # every candidate's line is rendered (the tie-break compares them): plain lists, indexed at C speed
+        self.entity_ids = as_list(kg.entity_ids)
+        self.relation_ids = as_list(kg.relation_ids)
+        self.entity_labels = as_list(index.entity_labels)
+        self.relation_labels = as_list(index.relation_labels)
         self.bm25 = index.bm25
         self.k = int(k)
         self.template = line_template

@@ -23,6 +23,9 @@ import numpy as np
 
 #: Strings longer than this (in UTF-8 bytes) make :class:`IdLookup` use a dict.
 MAX_KEY_BYTES = 64
+#: Up to this many strings, :class:`IdLookup` answers from a dict made on its first use (cheap to make, and a
+#: dict lookup beats a binary search); above, by binary search (a dict of a million ids takes a second to make).
+DICT_UP_TO = 200_000
 
 
 class StringTable(Sequence[str]):
@@ -95,6 +98,12 @@ class StringTable(Sequence[str]):
         return {"blob": np.ascontiguousarray(self.blob), "offsets": self.offsets}
 
 
+def as_list(strings: Sequence[str]) -> list[str]:
+    """``strings`` as a plain list (a :class:`StringTable`'s, made once), for code that indexes it in a loop."""
+    return strings.tolist() if isinstance(strings, StringTable) else list(strings) if not isinstance(strings, list) \
+        else strings
+
+
 def _fixed_width(strings: Sequence[str]) -> np.ndarray | None:
     """The strings as a fixed-width bytes array, or ``None`` when one does not fit that form."""
     encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
@@ -128,6 +137,9 @@ class IdLookup(Mapping[str, int]):
 
     def get(self, key: Any, default: Any = None) -> Any:
         if self._dict is not None:
+            return self._dict.get(key, default)
+        if len(self.table) <= DICT_UP_TO:
+            self._dict = {s: i for i, s in enumerate(self.table)}
             return self._dict.get(key, default)
         if type(key) is not str:
             return default
