@@ -423,8 +423,7 @@ class _Pools:
         if self.anchor is None or not len(rows) or depth <= hops:
             return False
         ends = np.concatenate((head[rows], tail[rows]))
-        near = self.retriever.near(ends, self.t_query, depth - hops, temporal_filter=False)
-        return bool(in_sorted(near, self.reach(False)).any())
+        return self.retriever.meets(ends, self.t_query, depth - hops, self.reach(False), temporal_filter=False)
 
     def in_run_pool(self, rows: np.ndarray) -> bool:
         """Whether a valid row is in the run's own (capped) pool, before deduplication."""

@@ -368,22 +368,39 @@ class BFS:
         frontiers = [f for f, _rows in self._levels(anchor, t_query, temporal_filter, gather_last=False, hops=hops)]
         return np.sort(np.concatenate(frontiers))
 
-    def near(self, nodes: np.ndarray, t_query: float, steps: int, temporal_filter: bool | None = None) -> np.ndarray:
-        """Sorted entities within ``steps`` steps of any of ``nodes`` (the search of :meth:`reach` from several sources).
+    def meets(self, nodes: np.ndarray, t_query: float, steps: int, targets: np.ndarray,
+              temporal_filter: bool | None = None) -> bool:
+        """Whether an entity within ``steps`` steps of any of ``nodes`` is one of ``targets`` (sorted).
 
         With :meth:`reach` it tells whether an entity is within a distance of
         the anchor without expanding the anchor's whole ball: ``e`` is within
-        ``a + b`` steps of the anchor exactly when ``near([e], b)`` meets
-        ``reach`` at depth ``a + 1`` (SPEC §7's ``too_deep``).
+        ``a + b`` steps of the anchor exactly when ``meets([e], b, reach at
+        depth a + 1)`` (SPEC §7's ``too_deep``). Each step's rows are tested
+        as they are gathered; only a step that still has to go on is sorted.
         """
-        sources = sorted_unique(np.asarray(nodes, dtype=np.int64))
-        if not len(sources):
-            return _EMPTY
-        if steps <= 0:
-            return sources
-        frontiers = [f for f, _rows in self._levels(sources, t_query, temporal_filter, gather_last=False,
-                                                    hops=steps + 1)]
-        return np.sort(np.concatenate(frontiers))
+        frontier = sorted_unique(np.asarray(nodes, dtype=np.int64))
+        if not len(frontier) or not len(targets):
+            return False
+        if in_sorted(frontier, targets).any():
+            return True
+        on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
+        year = whole_year(t_query) if on else None
+        visited = np.zeros(self.n_entities, dtype=bool)
+        visited[frontier] = True
+        for step in range(steps):
+            values, starts, stops = self._ranges(frontier, year, on)
+            rows = _gather(values, starts, stops)
+            heads, tails = self.head[rows], self.tail[rows]
+            if in_sorted(heads, targets).any() or in_sorted(tails, targets).any():
+                return True
+            if step == steps - 1 or not len(rows):
+                return False
+            ends = sorted_unique(np.concatenate((heads, tails)))
+            frontier = ends[~visited[ends]]
+            if not len(frontier):
+                return False
+            visited[frontier] = True
+        return False
 
     def expand_uncapped(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None) -> Expansion:
         """SPEC §2.4's BFS with every cap removed, with the configured or a given filter (SPEC §7).

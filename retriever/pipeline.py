@@ -160,10 +160,12 @@ class Retriever:
         """
         return self.bfs.reach(anchor, t_query, temporal_filter=temporal_filter, hops=hops)
 
-    def near(self, nodes: np.ndarray, t_query: float, steps: int, temporal_filter: bool | None = None) -> np.ndarray:
-        """The entities within ``steps`` steps of any of ``nodes`` (sorted), in the graph of the rows that pass the
-        filter (``None``: the configuration's): with :meth:`reach`, a distance test from the anchor (SPEC §7)."""
-        return self.bfs.near(nodes, t_query, steps, temporal_filter=temporal_filter)
+    def meets(self, nodes: np.ndarray, t_query: float, steps: int, targets: np.ndarray,
+              temporal_filter: bool | None = None) -> bool:
+        """Whether an entity within ``steps`` steps of any of ``nodes`` is one of ``targets`` (sorted), in the graph
+        of the rows that pass the filter (``None``: the configuration's): with :meth:`reach`, a distance test
+        from the anchor (SPEC §7)."""
+        return self.bfs.meets(nodes, t_query, steps, targets, temporal_filter=temporal_filter)
 
     @property
     def temporal_filter(self) -> bool:
