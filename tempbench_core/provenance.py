@@ -103,7 +103,7 @@ class Provenance:
                 "tool": self.tool, "command": self.command}
 
     def describe(self) -> str:
-        """The data's kind in words: ``generated sample (tempbench sample, scale small, seed 42)``."""
+        """The data's kind in words: ``a generated sample (tempbench sample, scale small, seed 42)``."""
         return describe_origin(self.origin, self.detail, self.kg)
 
     @property
@@ -115,14 +115,14 @@ class Provenance:
 def describe_origin(origin: str, detail: Mapping[str, Any], kg: Mapping[str, Any] | None = None) -> str:
     """One phrase for people naming the data's kind (see :meth:`Provenance.describe`)."""
     if origin == "generated":
-        return f"generated sample (tempbench sample, scale {detail.get('scale', '?')}, seed {detail.get('seed', '?')})"
+        return f"a generated sample (tempbench sample, scale {detail.get('scale', '?')}, seed {detail.get('seed', '?')})"
     if origin == "built":
         source = detail.get("kg") if isinstance(detail.get("kg"), Mapping) else {}
         name = source.get("file") or (kg or {}).get("file") or "?"
         digest = source.get("sha256") or (kg or {}).get("sha256")
         facts = [f"from the KG {name}" + (f" (sha256 {digest[:12]})" if isinstance(digest, str) else "")]
         facts += [f"{key} {detail[key]}" for key in ("seed", "target_n") if key in detail]
-        return "benchmark built by tempbench build-benchmark " + ", ".join(facts)
+        return "a benchmark built by tempbench build-benchmark " + ", ".join(facts)
     if origin == "release":
         return f"the release {detail.get('release', RELEASE)} (recognised by its counts)"
     where = f"KG {kg['file']} (sha256 {kg['sha256'][:12]})" if kg else "no KG file"
