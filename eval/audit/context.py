@@ -12,7 +12,7 @@ from eval.scoring import score_run
 from retriever import Retriever, load_benchmark, load_config, load_flags, load_index
 from tempbench_core.errors import RunMismatchError
 from tempbench_core.layout import default_index_cache
-from tempbench_core.provenance import Provenance, make_provenance
+from tempbench_core.provenance import Provenance, absolute, make_provenance
 from tempbench_core.runfile import check_run_inputs, read_meta, read_run
 from tempbench_core.schema import select_split
 
@@ -106,7 +106,7 @@ class AuditContext:
                                                   force=self.force)
                 self.warnings += self._check_role(path, config)
                 self._runs[config] = offered[1] if offered is not None and offered[0] == path else read_run(path)
-                self.run_sources[config] = str(path)
+                self.run_sources[config] = absolute(path)  # whatever folder the command ran in
             else:
                 retriever = Retriever(self.index, load_config(config))
                 self._runs[config] = {q["id"]: retriever.retrieve(q) for q in self.split_questions(self.split)}

@@ -12,6 +12,7 @@ from eval.audit.registry import COMPUTE
 from eval.audit.values import NotComputable
 from eval.audit.verdict import BY_CONSTRUCTION, NA, OK, SCALE, delta, verdict
 from tempbench_core.errors import ConfigError
+from tempbench_core.provenance import absolute
 
 
 def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
@@ -94,7 +95,7 @@ def is_release(ctx: AuditContext, claims: Sequence[Claim]) -> bool:
 def audit_document(ctx: AuditContext, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON of ``tempbench audit --json`` and of ``tempbench reproduce`` (``audit.json``)."""
     return {
-        "data": None if ctx.data.root is None else str(ctx.data.root),
+        "data": None if ctx.data.root is None else absolute(ctx.data.root),
         "origin": ctx.origin,
         "provenance": ctx.provenance.to_json(),
         "split": ctx.split,
