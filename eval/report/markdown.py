@@ -218,7 +218,8 @@ def write_report(
     lines += reproducibility_lines(reproducibility)
     if audit_rows:
         lines += ["## Audit of the card's claims (SPEC §4)", "",
-                  f"Verdicts: {verdict_summary(audit_rows)}. {data_kind_note(provenance)} Tolerances: "
+                  f"Verdicts: {verdict_summary(audit_rows)}. " + (f"{markdown_text(data_kind_note(provenance))} " if provenance else "")
+                  + "Tolerances: "
                   "`configs/paper_numbers.toml`. On data other than the real release the reproduced column shows that "
                   "data's values; a count that only grows with the data's size is marked `scale` and its share row "
                   "beside it decides; a claim that tempbench's builder makes true is `by-construction` on the data "
