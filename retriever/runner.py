@@ -71,6 +71,11 @@ class RunOptions:
         The :class:`~retriever.index.KGIndex` and the whole benchmark
         (:func:`~retriever.benchmark.load_benchmark`) of the data, when the
         caller has loaded them already.
+    provenance:
+        The data's origin and the command line, as
+        :meth:`tempbench_core.provenance.Provenance.to_json` gives them: the
+        ``.meta.json`` records it (default: the origin found from the data,
+        no command).
     """
 
     workers: int = 1
@@ -80,6 +85,7 @@ class RunOptions:
     show_progress: bool | None = None
     index: KGIndex | None = None
     questions: list[dict[str, Any]] | None = None
+    provenance: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -219,7 +225,8 @@ def run_to_file(
     setup = RunSetup(workers=opts.workers, shard_size=opts.shard_size, resumed_shards=len(ctx.bounds) - len(todo),
                      questions_retrieved=sum(ctx.bounds[i][1] - ctx.bounds[i][0] for i in todo),
                      timings={"load_index_s": t_index, "load_benchmark_s": t_bench, "setup_s": t_setup,
-                              "retrieve_s": t_retrieve, "total_s": time.perf_counter() - t_start})
+                              "retrieve_s": t_retrieve, "total_s": time.perf_counter() - t_start},
+                     provenance=opts.provenance)
     meta = run_meta(config, data, index, split, out, stats, setup)
     shutil.rmtree(parts, ignore_errors=True)
     return meta

@@ -24,6 +24,7 @@ from retriever.pipeline import Retriever
 from tempbench_core.atomic import atomic_open
 from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.layout import DataPaths
+from tempbench_core.provenance import absolute, make_provenance
 from tempbench_core.runfile import dumps_record, write_meta
 from tempbench_core.version import __version__
 
@@ -88,11 +89,14 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
 
 
 def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:
-    """Path and sha256 of every input file of a run (``None`` for absent optional files)."""
+    """Absolute path and sha256 of every input file of a run (``None`` for absent optional files).
+
+    Absolute, so that the metadata names the files whatever folder it is read from.
+    """
     out: dict[str, dict[str, str] | None] = {}
     for name in ("kg", "labels", "benchmark", "benchmark_ids"):
         path = getattr(data, name)
-        out[name] = None if path is None else {"path": str(path), "sha256": sha256_file(path)}
+        out[name] = None if path is None else {"path": absolute(path), "sha256": sha256_file(path)}
     return out
 
 
@@ -117,13 +121,19 @@ def write_run(out: Path, texts: Iterable[bytes | Path]) -> None:
 
 @dataclass
 class RunSetup:
-    """How a run was made, for its metadata: workers, shard size, resumed shards, timings (seconds)."""
+    """How a run was made, for its metadata: workers, shard size, resumed shards, timings (seconds).
+
+    ``provenance`` is the data's origin and the command that made the run
+    (:meth:`tempbench_core.provenance.Provenance.to_json`); without one the
+    metadata records the origin found from the data and no command.
+    """
 
     workers: int
     shard_size: int
     resumed_shards: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     questions_retrieved: int = 0
+    provenance: Mapping[str, Any] | None = None
 
 
 def run_meta(config: RetrieverConfig, data: DataPaths, index: Any, split: str, out: Path,
@@ -150,6 +160,7 @@ def run_meta(config: RetrieverConfig, data: DataPaths, index: Any, split: str, o
         "index_fingerprint": getattr(index, "fingerprint", None),
         "run_fingerprint": run_fingerprint(config, inputs, split, setup.shard_size),
         "package": {"name": "tempbench-repro", "version": __version__},
+        "provenance": dict(setup.provenance) if setup.provenance is not None else make_provenance(data).to_json(),
         "environment": {"python": platform.python_version(), "numpy": __import__("numpy").__version__},
         "counts": {
             "questions": n,

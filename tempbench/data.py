@@ -7,10 +7,13 @@ generated sample under the per-user cache, generating it on first use.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tempbench.sample import generate_sample
 from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED, MANIFEST, DataPaths, default_sample_dir, find_inputs
+from tempbench_core.provenance import Provenance, absolute, data_options, make_provenance, render_command
 
 
 def ensure_default_sample(scale: str = DEFAULT_SCALE, seed: int = DEFAULT_SEED) -> Path:
@@ -58,3 +61,24 @@ def data_from_args(args: argparse.Namespace) -> DataPaths:
         benchmark=getattr(args, "benchmark", None),
         flags=getattr(args, "flags", None),
     )
+
+
+def command_provenance(data: DataPaths, words: Sequence[str], options: Sequence[tuple[str, Any]] = (),
+                       kg: bool = True, benchmark: bool = True) -> Provenance:
+    """The :class:`~tempbench_core.provenance.Provenance` of a command run on ``data``.
+
+    Its command line is ``tempbench WORDS...``, then ``options`` (those that
+    change the output, with the values used: paths absolute, see
+    :func:`absolute_or_none`), then the data flags that name exactly
+    ``data``'s files (``kg``/``benchmark`` as for :func:`add_data_arguments`),
+    so that it reruns to the same bytes from any folder. Options that change
+    nothing in the output (``--workers``, ``--cache-dir``, ``--resume``) are
+    not recorded, so they cannot make two equal outputs differ.
+    """
+    command = render_command(words, [*options, *data_options(data, kg=kg, benchmark=benchmark)])
+    return make_provenance(data, command, reads_kg=kg)
+
+
+def absolute_or_none(path: str | Path | None) -> str | None:
+    """A path option's value as the recorded command gives it: absolute (``None`` stays ``None``)."""
+    return None if path is None else absolute(path)

@@ -4,7 +4,10 @@ Each claim names a computation of :data:`eval.audit.registry.COMPUTE` and its
 parameters, the published value, its kind (``count``, ``rate``, ``range``: the
 tolerance class of :mod:`eval.audit.verdict`) and the command that reproduces
 it. Rows whose ``section`` ends in ``-alt`` are alternative readings of an
-ambiguous claim: shown, but left out of the verdict count.
+ambiguous claim: shown, but left out of the verdict count. ``by_construction``
+lists the data origins (:data:`tempbench_core.provenance.ORIGINS`, the
+release excepted) on which the claim holds because tempbench's builder made
+it so: there its verdict is ``by-construction``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from eval.audit.registry import COMPUTE
 from eval.audit.verdict import tolerances_from_toml
 from tempbench_core.errors import ConfigError
 from tempbench_core.layout import shipped_configs_dir
+from tempbench_core.provenance import ORIGINS
 from tempbench_core.tomlfile import load_toml
 
 
@@ -39,6 +43,23 @@ class Claim:
     tolerance: dict[str, float] = field(default_factory=dict)
     scales: bool = False
     share: str | None = None
+    by_construction: tuple[str, ...] = ()
+
+
+#: The origins a claim may be true by construction on (the release is what the claims are about).
+CONSTRUCTED_ORIGINS = tuple(o for o in ORIGINS if o != "release")
+
+
+def _by_construction(p: Path, cid: str, value: Any) -> tuple[str, ...]:
+    """A claim's ``by_construction`` list, checked: origins of :data:`CONSTRUCTED_ORIGINS`, each once."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{p}: claim {cid!r} has by_construction = {value!r} (expected a list of origins, "
+                          f"e.g. [\"generated\", \"built\"])")
+    bad = [v for v in value if v not in CONSTRUCTED_ORIGINS]
+    if bad or len(set(value)) != len(value):
+        raise ConfigError(f"{p}: claim {cid!r} has by_construction = {value!r} (expected distinct origins among "
+                          f"{', '.join(CONSTRUCTED_ORIGINS)}; the release is never true by construction)")
+    return tuple(value)
 
 
 def _finite_number(value: Any) -> bool:
@@ -103,6 +124,7 @@ def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, 
             kind=row["kind"], compute=row["compute"], params=dict(row.get("params", {})), command=row["command"],
             paper_of=row.get("paper_of"), note=row.get("note"), tolerance=dict(row.get("tolerance", {})),
             scales=bool(row.get("scales", False)), share=row.get("share"),
+            by_construction=_by_construction(p, row["id"], row.get("by_construction", [])),
         ))
     ids = {c.id for c in claims}
     for c in claims:

@@ -12,6 +12,7 @@ from eval.scoring import score_run
 from retriever import Retriever, load_benchmark, load_config, load_flags, load_index
 from tempbench_core.errors import RunMismatchError
 from tempbench_core.layout import default_index_cache
+from tempbench_core.provenance import Provenance, absolute, make_provenance
 from tempbench_core.runfile import check_run_inputs, read_meta, read_run
 from tempbench_core.schema import select_split
 
@@ -36,12 +37,18 @@ class AuditContext:
         Values several claims share, when the caller has made some already
         (``tempbench reproduce``'s cache of what depends on the question alone:
         its differing triples); the audit adds its own.
+    provenance:
+        Where the data came from (:func:`tempbench_core.provenance.make_provenance`,
+        made by the command); found from ``data`` when not given. Its origin
+        decides the ``by-construction`` verdicts.
     """
 
     def __init__(self, data: Any, runs_dir: str | Path | None = None, split: str = "test",
                  cache_dir: str | Path | None = None, scores: Mapping[str, Any] | None = None,
-                 index: Any = None, force: bool = False, memo: dict[Any, Any] | None = None) -> None:
+                 index: Any = None, force: bool = False, memo: dict[Any, Any] | None = None,
+                 provenance: Provenance | None = None) -> None:
         self.data = data
+        self.provenance = provenance if provenance is not None else make_provenance(data)
         self.runs_dir = Path(runs_dir) if runs_dir is not None else None
         self.split = split
         self.cache_dir = cache_dir
@@ -54,6 +61,11 @@ class AuditContext:
         self.run_sources: dict[str, str] = {}
         # values several claims share, computed once per audit (e.g. a question's differing triples)
         self.memo: dict[Any, Any] = {} if memo is None else memo
+
+    @property
+    def origin(self) -> str:
+        """The data's origin (:data:`tempbench_core.provenance.ORIGINS`)."""
+        return self.provenance.origin
 
     @cached_property
     def questions(self) -> list[dict[str, Any]]:
@@ -94,7 +106,7 @@ class AuditContext:
                                                   force=self.force)
                 self.warnings += self._check_role(path, config)
                 self._runs[config] = offered[1] if offered is not None and offered[0] == path else read_run(path)
-                self.run_sources[config] = str(path)
+                self.run_sources[config] = absolute(path)  # whatever folder the command ran in
             else:
                 retriever = Retriever(self.index, load_config(config))
                 self._runs[config] = {q["id"]: retriever.retrieve(q) for q in self.split_questions(self.split)}

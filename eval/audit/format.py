@@ -5,6 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tempbench_core.provenance import describe_origin
+
+#: What the verdicts mean, per data origin (tempbench_core.provenance.ORIGINS).
+VERDICTS_MEAN = {
+    "release": "every claim should reproduce; a FAIL is a difference from the card",
+    "generated": "a claim the generator makes true reads by-construction; FAIL is expected where a value depends on "
+                 "the real release",
+    "built": "a claim the builder makes true reads by-construction; the others compare the benchmark built from this "
+             "KG with the card",
+    "unknown": "the verdicts compare this data with the card as it is; none is known to hold by construction",
+}
+
 
 def _decimals(value: Any) -> int:
     text = repr(float(value))
@@ -73,3 +85,24 @@ def verdict_summary(rows: list[dict[str, Any]]) -> str:
     counted = sum(counts.values())
     text = ", ".join(f"{k} {v}" for k, v in counts.items())
     return f"{counted} headline claims ({alternatives} alternative readings not counted): {text}"
+
+
+def data_kind(provenance: Any) -> tuple[str, str]:
+    """``(what the data is, what its verdicts mean)``, from a :class:`~tempbench_core.provenance.Provenance` or its JSON."""
+    doc = provenance.to_json() if hasattr(provenance, "to_json") else dict(provenance)
+    origin = str(doc.get("origin", "unknown"))
+    return describe_origin(origin, doc.get("detail") or {}, doc.get("kg")), VERDICTS_MEAN.get(origin, VERDICTS_MEAN["unknown"])
+
+
+def data_kind_note(provenance: Any) -> str:
+    """``"Computed on <the data>: <what the verdicts mean>."`` (empty without a provenance)."""
+    if not provenance:
+        return ""
+    what, meaning = data_kind(provenance)
+    return f"Computed on {what}: {meaning}."
+
+
+def audit_line(rows: list[dict[str, Any]], provenance: Any) -> str:
+    """The console's audit summary: ``on <the data>: <verdict_summary> (<what the verdicts mean>)``."""
+    what, meaning = data_kind(provenance)
+    return f"on {what}: {verdict_summary(rows)} ({meaning})"

@@ -10,8 +10,9 @@ from eval.audit.context import AuditContext
 from eval.audit.format import verdict_counts
 from eval.audit.registry import COMPUTE
 from eval.audit.values import NotComputable
-from eval.audit.verdict import NA, OK, SCALE, delta, verdict
+from eval.audit.verdict import BY_CONSTRUCTION, NA, OK, SCALE, delta, verdict
 from tempbench_core.errors import ConfigError
+from tempbench_core.provenance import absolute
 
 
 def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
@@ -21,7 +22,10 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
 
     On data that is not the release (:func:`is_release`), a count marked
     ``scales`` that differs from the paper gets the verdict ``scale`` instead
-    of OKish/FAIL; its ``share`` row keeps its own verdict.
+    of OKish/FAIL; its ``share`` row keeps its own verdict. On data whose
+    origin (``ctx.origin``) a claim lists in ``by_construction``, a computed
+    value gets ``by-construction`` whatever it is (it says nothing about the
+    release: tempbench's builder made it so).
 
     Returns
     -------
@@ -33,6 +37,7 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
         claims, tolerances = load_claims()
     tolerances = tolerances or {}
     release = is_release(ctx, claims)
+    origin = getattr(ctx, "origin", "unknown")
     rows = []
     for claim in claims:
         if select and not any(claim.id.startswith(s) for s in select):
@@ -48,7 +53,10 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
         tol = {**tolerances.get(claim.kind, {}), **claim.tolerance}
         notes = [n for n in (claim.note, None if got is None else got.note) if n]
         judged = verdict(claim.paper, reproduced, claim.kind, tol)
-        if claim.scales and not release and judged not in (OK, NA):
+        if origin in claim.by_construction and judged != NA:
+            judged = BY_CONSTRUCTION
+            notes.append(f"true by construction on {origin} data: tempbench's builder makes it so")
+        elif claim.scales and not release and judged not in (OK, NA):
             judged = SCALE
             notes.append("scales with the data's size" + (f"; compare the share row {claim.share}" if claim.share else ""))
         rows.append({
@@ -71,12 +79,14 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
 
 
 def is_release(ctx: AuditContext, claims: Sequence[Claim]) -> bool:
-    """Whether the data can be the release: not generated, and as many questions as the card's total.
+    """Whether the data has the release's size: not made by tempbench, and as many questions as the card's total.
 
-    The card's total is the paper value of the claim ``split.all.questions``
-    (when the claims file has it).
+    This decides the ``scale`` verdict only (a count of data of another size
+    is not comparable); the card's total is the paper value of the claim
+    ``split.all.questions`` (when the claims file has it). Data generated or
+    built by tempbench is never the release, whatever its size.
     """
-    if getattr(ctx.data, "generated", False):
+    if getattr(ctx, "origin", None) in ("generated", "built") or getattr(ctx.data, "generated", False):
         return False
     total = next((c.paper for c in claims if c.id == "split.all.questions"), None)
     return total is None or len(ctx.questions) == total
@@ -85,7 +95,9 @@ def is_release(ctx: AuditContext, claims: Sequence[Claim]) -> bool:
 def audit_document(ctx: AuditContext, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON of ``tempbench audit --json`` and of ``tempbench reproduce`` (``audit.json``)."""
     return {
-        "data": None if ctx.data.root is None else str(ctx.data.root),
+        "data": None if ctx.data.root is None else absolute(ctx.data.root),
+        "origin": ctx.origin,
+        "provenance": ctx.provenance.to_json(),
         "split": ctx.split,
         "run_sources": dict(ctx.run_sources),
         "verdicts": verdict_counts(rows),

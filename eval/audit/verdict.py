@@ -15,6 +15,10 @@ boundary despite binary floating point):
   ``[min, max]``; ``d`` is how far the reproduced interval reaches outside the
   paper's, ``max(low - min, max - high, 0)``; then the ``rate`` rule on ``d``.
 - A reproduced value of ``None`` (not computable from the files given) is ``n/a``.
+- A claim that lists the data's origin in its ``by_construction`` (the
+  sample generator and ``build-benchmark`` make it true, whatever the KG) is
+  ``by-construction`` on that data, whatever its value: never OK, OKish or
+  FAIL (:func:`eval.audit.run.run_audit`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ FAIL = "FAIL"
 NA = "n/a"
 #: A count that grows with the data's size, on data that is not the release (``scales`` in the claims file).
 SCALE = "scale"
+#: A claim that tempbench's builder makes true, on data that builder made (``by_construction`` in the claims file).
+BY_CONSTRUCTION = "by-construction"
 
 #: Slack for decimal boundaries (binary floats cannot hold 0.005 exactly).
 EPS = 1e-9

@@ -1,8 +1,13 @@
 """The reproduction report as Markdown (``report.md``), with the plots it links (SPEC §4, §6.2, §6.3).
 
 Input is plain data: the SPEC §6.2 score object of each configuration, the
-audit rows of :func:`eval.audit.run.run_audit` and optional diff summaries.
-The report links only plots that were written.
+audit rows of :func:`eval.audit.run.run_audit`, optional diff summaries and
+the data's provenance (:class:`tempbench_core.provenance.Provenance`, as its
+JSON): its *Provenance* section names the data's origin, the KG's sha256, the
+lock's files with their sha256 (the first 12 hex digits; all 64 are in
+``audit.json`` and ``scores/*.json``) and whether each changed since the lock,
+and the command that writes the same report again. The report links only
+plots that were written.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.audit.format import verdict_summary
+from eval.audit.format import data_kind_note, verdict_summary
 from eval.diff import baseline_cell, differing_metrics, metrics_agreement
 from eval.explain import STAGE_HELP, STAGES
 from eval.measures import FAMILIES, RANK_MEASURES
@@ -20,7 +25,11 @@ from eval.report.plots import TIE_METRICS, write_plots
 from eval.report.reproducibility import reproducibility_lines
 from eval.report.tables import audit_table, fmt, headline_rows, md_table, ordered, slice_rows
 from tempbench_core.atomic import write_text
+from tempbench_core.provenance import describe_origin
 from tempbench_core.text import markdown_code, markdown_text
+
+#: How the lock's state of a file reads in the report.
+LOCK_STATES = {"ok": "unchanged since the lock", "changed": "CHANGED since the lock", "missing": "MISSING"}
 
 #: Rank metrics shown in the report (every one is in ``scores/<config>.json``).
 REPORT_RANK_MEASURES = tuple(m for m in RANK_MEASURES if not (m.family == "ndcg" and m.cutoff < 10))
@@ -55,6 +64,41 @@ def attribution_lines(attribution: Mapping[str, Mapping[str, Any]], plots: Mappi
     return lines
 
 
+def provenance_lines(provenance: Mapping[str, Any] | None) -> list[str]:
+    """The report section "Provenance": origin, KG digest, lock digests, the command that rewrites the report."""
+    if not provenance:
+        return []
+    kg = provenance.get("kg")
+    lines = ["## Provenance", "",
+             f"- **origin**: {markdown_code(provenance['origin'])}: "
+             f"{markdown_text(describe_origin(provenance['origin'], provenance.get('detail') or {}, kg))}"]
+    if provenance.get("data"):
+        lines.append(f"- **data root**: {markdown_code(provenance['data'])}")
+    if kg:
+        lines.append(f"- **KG**: {markdown_code(kg['path'])}, sha256 {markdown_code(kg['sha256'])}")
+    detail = provenance.get("detail") or {}
+    for key in ("kg", "labels"):
+        built = detail.get(key) if provenance["origin"] == "built" else None
+        if isinstance(built, Mapping) and built:
+            lines.append(f"- **built from {key}**: {markdown_code(built.get('file', '?'))}, sha256 "
+                         f"{markdown_code(built.get('sha256', '?'))}")
+    lines.append(f"- **tool**: {markdown_text(provenance.get('tool'))}")
+    if provenance.get("command"):
+        lines.append(f"- **command** (writes this report again): {markdown_code(provenance['command'])}")
+    lines.append("")
+    lock = provenance.get("lock") or {}
+    if lock:
+        changed = sum(entry.get("state") != "ok" for entry in lock.values())
+        lines += [f"The data root's lock (`tempbench.lock`) records {len(lock):,} file(s); "
+                  + (f"{changed:,} differ from it now." if changed else "every one is as recorded.")
+                  + " sha256 shown to 12 hex digits (all 64 in `audit.json`).", ""]
+        rows = [[markdown_code(rel), f"{entry.get('bytes', 0):,}", markdown_code(str(entry.get("sha256", ""))[:12]),
+                 markdown_text(entry.get("source")), LOCK_STATES.get(str(entry.get("state")), str(entry.get("state")))]
+                for rel, entry in lock.items()]
+        lines += [md_table(["file", "bytes", "sha256", "source", "state"], rows), ""]
+    return lines
+
+
 def definition_lines(scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """What the headline numbers mean (from :mod:`eval.measures`) and which key space matched evidence to gold."""
     out = []
@@ -85,6 +129,7 @@ def write_report(
     attribution: Mapping[str, Mapping[str, Any]] | None = None,
     plots: Mapping[str, Path] | None = None,
     reproducibility: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``plots/*.png`` and ``report.md`` into ``out_dir``; returns the report path.
 
@@ -109,6 +154,10 @@ def write_report(
         The SPEC §8 comparison with the published per-question runs
         (:func:`eval.report.reproducibility.reproducibility_report`); adds the
         *Reproducibility* section.
+    provenance:
+        The data's :class:`~tempbench_core.provenance.Provenance` as JSON; adds
+        the *Provenance* section and says on what data the audit's verdicts
+        were computed.
     """
     out = Path(out_dir)
     if plots is None:
@@ -118,6 +167,7 @@ def write_report(
         lines.append(f"- **{key}**: {markdown_text(value)}")
     if meta:
         lines.append("")
+    lines += provenance_lines(provenance)
     cols, rows = headline_rows(scores)
     lines += ["## Headline (SPEC §3.2, §3.5, §3.7)", "", *definition_lines(scores), "",
               md_table(cols, rows), ""]
@@ -168,9 +218,12 @@ def write_report(
     lines += reproducibility_lines(reproducibility)
     if audit_rows:
         lines += ["## Audit of the card's claims (SPEC §4)", "",
-                  f"Verdicts: {verdict_summary(audit_rows)}. Tolerances: `configs/paper_numbers.toml`. On data other than "
-                  "the real release the reproduced column shows that data's values, and FAIL is expected; a count that "
-                  "only grows with the data's size is marked `scale` and its share row beside it decides.", "",
+                  f"Verdicts: {verdict_summary(audit_rows)}. " + (f"{markdown_text(data_kind_note(provenance))} " if provenance else "")
+                  + "Tolerances: "
+                  "`configs/paper_numbers.toml`. On data other than the real release the reproduced column shows that "
+                  "data's values; a count that only grows with the data's size is marked `scale` and its share row "
+                  "beside it decides; a claim that tempbench's builder makes true is `by-construction` on the data "
+                  "it made.", "",
                   audit_table(audit_rows), ""]
     if diffs:
         lines += ["## Diff against published baselines (SPEC §6.3)", ""]

@@ -13,10 +13,10 @@ from typing import Any
 
 from eval.audit.claims import load_claims
 from eval.audit.context import AuditContext
-from eval.audit.format import AUDIT_COLUMNS, table_rows, verdict_summary
+from eval.audit.format import AUDIT_COLUMNS, audit_line, table_rows
 from eval.audit.run import audit_document, run_audit
 from tempbench.commands._scoring import add_force_argument
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, MissingDataError
@@ -39,10 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 
-def print_audit(rows: list[dict[str, Any]], title: str) -> None:
-    """The audit table on stdout and a one-line verdict count on stderr."""
+def print_audit(rows: list[dict[str, Any]], title: str, provenance: Any) -> None:
+    """The audit table on stdout and, on stderr, the verdict count and on what kind of data it was computed."""
     print_table(title, AUDIT_COLUMNS, table_rows(rows))
-    info("verdicts: " + verdict_summary(rows))
+    info("verdicts " + audit_line(rows, provenance))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,10 +55,15 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.json, [args.paper_numbers, *data.input_files()], "--json")
     if args.runs is not None and not Path(args.runs).is_dir():
         raise MissingDataError(f"--runs directory not found: {args.runs}")
-    ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir, force=args.force)
+    provenance = command_provenance(data, ["audit"], [
+        ("--runs", absolute_or_none(args.runs)), ("--split", args.split), ("--claim", args.claim),
+        ("--paper-numbers", absolute_or_none(args.paper_numbers)), ("--json", absolute_or_none(args.json)),
+        ("--force", args.force)])
+    ctx = AuditContext(data, runs_dir=args.runs, split=args.split, cache_dir=args.cache_dir, force=args.force,
+                       provenance=provenance)
     rows = run_audit(ctx, claims, tolerances, select=args.claim)
     where = "generated sample" if data.root is None else str(data.root)
-    print_audit(rows, f"tempbench audit: the card's claims on {where}")
+    print_audit(rows, f"tempbench audit: the card's claims on {where}", provenance)
     if ctx.run_sources:
         info("runs: " + ", ".join(f"{k} <- {v}" for k, v in ctx.run_sources.items()))
     for warning in ctx.warnings:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from eval.audit.format import verdict_summary
+from eval.audit.format import audit_line
 from eval.report.tables import headline_rows
 from tempbench.commands._numbers import RESAMPLES_RANGE, WORKERS_RANGE, check_numbers
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench.reproduce import reproduce
 from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, claim_output_dir
@@ -41,21 +41,21 @@ def run(args: argparse.Namespace) -> int:
     check_numbers(args, "workers", "boot")  # before anything is forked
     t_all = time.perf_counter()
     data = data_from_args(args)
-    where = "generated sample (SPEC §5)" if args.data is None and args.kg is None else str(data.root or data.kg)
+    out = claim_output_dir(args.out, "outputs", [*data.input_files(), data.root])
+    # what changes the output, with the values used (a default included): the command reruns to the same bytes
+    provenance = command_provenance(data, ["reproduce"], [("--split", args.split), ("--boot", args.boot),
+                                                          ("--out", absolute_or_none(out))])
     description = {
-        "data": f"{where}: `{data.root}`" if data.root else where,
+        "data": provenance.describe(),
         "split": args.split,
         "configurations": ", ".join(SHIPPED_CONFIGS),
-        "command": "tempbench reproduce" + ("" if args.data is None else f" --data {args.data}"),
     }
-    out = claim_output_dir(args.out, "outputs", [*data.input_files(), data.root])
     result = reproduce(data, out=out, split=args.split, workers=args.workers, n_boot=args.boot,
-                       cache_dir=args.cache_dir, description=description)
+                       cache_dir=args.cache_dir, description=description, provenance=provenance)
     out = result.out
     cols, rows = headline_rows(result.scores, compact=True)
     print_table(f"TempBench reproduction ({args.split} split)", cols, rows)
-    info("audit of the card's claims (SPEC §4): " + verdict_summary(result.audit_rows)
-         + (" (generated data: FAIL is expected where a value depends on the real release)" if data.generated else ""))
+    info("audit of the card's claims (SPEC §4) " + audit_line(result.audit_rows, provenance))
     for name, d in result.diffs.items():
         if "summary" in d:
             s = d["summary"]

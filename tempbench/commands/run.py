@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from retriever import load_config, looks_like_path, run_to_file
+from retriever import RunOptions, load_config, looks_like_path, run_to_file
 from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
 from tempbench_core.runfile import meta_path
@@ -47,8 +47,12 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(meta_path(out), inputs, "--out's .meta.json")
     else:
         out = claim_output_dir(DEFAULT_OUT, "outputs", inputs) / "runs" / f"{config.name}.jsonl"
-    meta = run_to_file(config, data, split=args.split, out_path=out, workers=args.workers,
-                       resume=args.resume, cache_dir=args.cache_dir, shard_size=args.shard_size)
+    config_word = absolute_or_none(args.config) if looks_like_path(args.config) else args.config
+    provenance = command_provenance(data, ["run"], [("--config", config_word), ("--set", args.set),
+                                                    ("--split", args.split), ("--out", absolute_or_none(out))])
+    meta = run_to_file(config, data, split=args.split, out_path=out,
+                       options=RunOptions(workers=args.workers, resume=args.resume, cache_dir=args.cache_dir,
+                                          shard_size=args.shard_size, provenance=provenance.to_json()))
     counts, timings = meta["counts"], meta["timings"]
     print_table(
         f"tempbench run {config.name} ({args.split})",

@@ -18,7 +18,7 @@ from eval.measures import FAMILIES
 from eval.per_question import has_config, run_stages, write_per_question_csv
 from eval.scoring import evaluate, to_json
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
-from tempbench.data import data_from_args
+from tempbench.data import absolute_or_none, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, TempbenchError
@@ -78,11 +78,20 @@ def run(args: argparse.Namespace) -> int:
     result = to_json(ev, n_boot=args.boot, seed=args.seed, t_query_exposed=not args.t_query_hidden)
     print_report(result, title=args.run)
     if args.json:
-        write_json(args.json, result)
+        write_json(args.json, {**result, "provenance": score_provenance(args).to_json()})
         info(f"wrote {args.json}")
     if args.per_question:
         write_per_question(args, run_records, questions, ev)
     return 0
+
+
+def score_provenance(args: argparse.Namespace) -> Any:
+    """The data's origin and the command line of this score (every option that changes the JSON)."""
+    return command_provenance(data_from_args(args), ["score", absolute_or_none(args.run)], [
+        ("--json", absolute_or_none(args.json)), ("--per-question", absolute_or_none(args.per_question)),
+        ("--predictions", absolute_or_none(args.predictions)), ("--t-query-hidden", args.t_query_hidden),
+        ("--split", args.split), ("--key", args.key), ("--boot", args.boot), ("--seed", args.seed),
+        ("--force", args.force)], kg=False)
 
 
 def write_per_question(args: argparse.Namespace, records: Any, questions: list[dict[str, Any]], ev: Any) -> None:

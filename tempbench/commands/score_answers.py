@@ -14,7 +14,7 @@ from eval.answers import answer_rows, answers_report, read_predictions
 from eval.bootstrap import bootstrap_ci, mean_metric
 from tempbench.commands._numbers import RESAMPLES_RANGE, SEED_RANGE
 from tempbench.commands._scoring import check_boot, ci_text, load_inputs
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import RunMismatchError
@@ -80,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     if report["interval_leak_contaminated"]:
         info("note: interval-slice EM is leak-contaminated (t_query equals the answer year and was exposed)")
     if args.json:
-        write_json(args.json, report)
+        provenance = command_provenance(data_from_args(args), ["score-answers", absolute_or_none(args.predictions)], [
+            ("--split", args.split), ("--json", absolute_or_none(args.json)), ("--boot", args.boot),
+            ("--seed", args.seed), ("--t-query-hidden", args.t_query_hidden)], kg=False)
+        write_json(args.json, {**report, "provenance": provenance.to_json()})
         info(f"wrote {args.json}")
     return 0

@@ -52,6 +52,7 @@ from tempbench_core.atomic import write_text
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError
 from tempbench_core.memory import gc_paused
+from tempbench_core.provenance import Provenance, make_provenance
 from tempbench_core.runfile import run_records
 from tempbench_core.workers import WorkerPool, cpu_count
 
@@ -80,6 +81,7 @@ def reproduce(
     n_boot: int = 1000,
     cache_dir: str | Path | None = None,
     description: dict[str, Any] | None = None,
+    provenance: Provenance | None = None,
 ) -> Reproduction:
     """Run, score, audit, diff and report (the module docstring lists what is written).
 
@@ -98,7 +100,11 @@ def reproduce(
     cache_dir:
         The index cache (default: the per-user cache).
     description:
-        Printed at the top of ``report.md`` (data, split, command).
+        Printed at the top of ``report.md`` (data, split).
+    provenance:
+        The data's origin and the command line
+        (:func:`tempbench_core.provenance.make_provenance`), recorded in every
+        output; default: the origin found from ``data``, no command.
     """
     workers = cpu_count() if workers is None else workers
     if workers < 1:
@@ -116,7 +122,9 @@ def reproduce(
         else:
             drawer.submit(_started)  # forks it now, while this process is small
         stack.enter_context(gc_paused())
-        return _reproduce(data, Path(out), split, workers, n_boot, cache_dir, description or {}, drawer, stack)
+        provenance = make_provenance(data) if provenance is None else provenance
+        return _reproduce(data, Path(out), split, workers, n_boot, cache_dir, description or {}, provenance, drawer,
+                          stack)
 
 
 def _started(_: Any) -> None:
@@ -124,10 +132,11 @@ def _started(_: Any) -> None:
 
 
 def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cache_dir: str | Path | None,
-               description: dict[str, Any], drawer: WorkerPool[None], stack: ExitStack) -> Reproduction:
+               description: dict[str, Any], provenance: Provenance, drawer: WorkerPool[None],
+               stack: ExitStack) -> Reproduction:
     timings: dict[str, float] = {}
     t_start = time.perf_counter()
-    inputs = load_inputs(data, split, out, n_boot, cache_dir)
+    inputs = load_inputs(data, split, out, n_boot, cache_dir, provenance)
     timings["load"] = time.perf_counter() - t_start
     pool = stack.enter_context(WorkerPool(inputs, workers))
     # a thread of this process finishes each run (its attribution, its browser rows) while the next goes on
@@ -171,7 +180,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     plots = {**attribution_plot.result(), **score_plots.result()}
     t0 = time.perf_counter()
     report = write_report(out, scores, audit_rows, diffs, description, attribution=attribution, plots=plots,
-                          reproducibility=repro)
+                          reproducibility=repro, provenance=provenance.to_json())
     write_html(out, report.read_text(encoding="utf-8"), None, data_json=blob_json)
     timings["report"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)
@@ -186,7 +195,7 @@ def run_configuration(inputs: JobInputs, name: str, pool: WorkerPool[JobInputs],
         shards[i] = shard
     done: list[ShardResult] = shards  # type: ignore[assignment]
     setup = RunSetup(workers=workers, shard_size=SHARD_SIZE, questions_retrieved=len(inputs.chosen),
-                     timings={"retrieve_s": time.perf_counter() - t0})
+                     timings={"retrieve_s": time.perf_counter() - t0}, provenance=inputs.provenance.to_json())
     finish_run(inputs.out / "runs" / f"{name}.jsonl", load_config(name), inputs.data, inputs.index, inputs.split,
                [shard.text for shard in done], [shard.stats for shard in done], setup)
     return done

@@ -13,6 +13,7 @@ from eval.report.html import row_sources
 from eval.report.tables import ordered
 from retriever import KGIndex, load_benchmark, load_config, load_flags, load_index
 from tempbench_core.layout import DataPaths, default_index_cache
+from tempbench_core.provenance import Provenance
 from tempbench_core.schema import SHIPPED_CONFIGS, select_split
 
 #: At most this many shards' results a worker keeps until it ends rather than free them one object at a time
@@ -43,6 +44,8 @@ class JobInputs:
         made once for every configuration.
     out, n_boot, cache_dir:
         Where the job writes, the bootstrap replicates, the index cache.
+    provenance:
+        The data's origin and the command line, recorded in every output.
     """
 
     data: DataPaths
@@ -57,6 +60,7 @@ class JobInputs:
     out: Path
     n_boot: int
     cache_dir: str | Path | None
+    provenance: Provenance
     # per process (a worker's own copy after the fork): one explainer per configuration, and what
     # the process keeps unfreed until it ends
     explainers: dict[str, Explainer] = field(default_factory=dict)
@@ -82,7 +86,8 @@ class JobInputs:
         return True
 
 
-def load_inputs(data: DataPaths, split: str, out: Path, n_boot: int, cache_dir: str | Path | None) -> JobInputs:
+def load_inputs(data: DataPaths, split: str, out: Path, n_boot: int, cache_dir: str | Path | None,
+                provenance: Provenance) -> JobInputs:
     """Load the benchmark, flags and index of ``data`` and prepare what every configuration's run shares."""
     data.require("kg", "benchmark")
     questions = load_benchmark(data.benchmark, data.benchmark_ids)
@@ -97,7 +102,7 @@ def load_inputs(data: DataPaths, split: str, out: Path, n_boot: int, cache_dir: 
         question_negatives(q, shared=shared)
     return JobInputs(data=data, questions=questions, flags=flags, index=index, split=split, chosen=chosen,
                      names=list(names), rows_from=row_sources(chosen, names, every), shared=shared, out=out,
-                     n_boot=n_boot, cache_dir=cache_dir)
+                     n_boot=n_boot, cache_dir=cache_dir, provenance=provenance)
 
 
 def positions(inputs: JobInputs, lo: int, hi: int) -> Sequence[dict[str, Any]]:

@@ -90,7 +90,7 @@ def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
         run = records if records is not None else read_written_run(inputs.out / "runs" / f"{name}.jsonl")
         ev = evaluate(run, inputs.questions, inputs.flags, split=inputs.scored_split)
     score = to_json(ev, n_boot=inputs.n_boot)
-    write_json(inputs.out / "scores" / f"{name}.json", score)
+    write_json(inputs.out / "scores" / f"{name}.json", {**score, "provenance": inputs.provenance.to_json()})
     return score, slice_intervals(ev, n_boot=inputs.n_boot)
 
 
@@ -98,7 +98,7 @@ def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any])
     """Recompute the card's claims (SPEC §4) and write ``audit.json``; ``runs``: the runs kept in memory."""
     out = inputs.out
     ctx = AuditContext(inputs.data, runs_dir=out / "runs", split=inputs.split, cache_dir=inputs.cache_dir,
-                       scores=scores, index=inputs.index, memo=inputs.shared)
+                       scores=scores, index=inputs.index, memo=inputs.shared, provenance=inputs.provenance)
     ctx.questions = inputs.questions  # already loaded; the audit reuses them
     for name, run in runs.items():
         ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)

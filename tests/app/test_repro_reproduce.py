@@ -63,9 +63,13 @@ def test_audit_has_every_claim(fresh_reproduce):
     doc = json.loads((out / "audit.json").read_text(encoding="utf-8"))
     claims, _ = load_claims()
     assert [r["id"] for r in doc["claims"]] == [c.id for c in claims]
-    assert all(r["verdict"] in ("OK", "OKish", "FAIL", "n/a", "scale") for r in doc["claims"])
+    assert all(r["verdict"] in ("OK", "OKish", "FAIL", "n/a", "scale", "by-construction") for r in doc["claims"])
     scaling = {c.id for c in claims if c.scales}
     assert {r["id"] for r in doc["claims"] if r["verdict"] == "scale"} <= scaling
+    # the generated data's claims true by construction say so, and only those
+    constructed = {c.id for c in claims if "generated" in c.by_construction}
+    assert doc["origin"] == "generated"
+    assert {r["id"] for r in doc["claims"] if r["verdict"] == "by-construction"} == constructed
     # retrieval claims were computed from the run files just written
     assert "nonoracle" in doc["run_sources"] and set(doc["run_sources"]) <= {"oracle", "nonoracle", "stale_blind"}
     assert all(v.endswith(".jsonl") for v in doc["run_sources"].values())
