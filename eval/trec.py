@@ -116,13 +116,18 @@ def _needs_escape(ch: str) -> bool:
     return ch == "%" or ch == SEPARATOR or ch.isspace() or not ch.isprintable()
 
 
+# ``\s`` is ``str.isspace`` (both are Py_UNICODE_ISSPACE): with ``isprintable`` it finds what
+# _needs_escape finds without a Python call per character
+_SPECIAL = re.compile(r"[%" + re.escape(SEPARATOR) + r"\s]")
+
+
 def escape(text: str) -> str:
     """``text`` with ``%``, ``|``, whitespace and non-printable characters as ``%XX`` UTF-8 bytes.
 
     Lone surrogates (JSON may carry them) are encoded with ``surrogatepass``
     so that every Python string round-trips through :func:`unescape`.
     """
-    if not any(_needs_escape(ch) for ch in text):
+    if text.isprintable() and _SPECIAL.search(text) is None:
         return text
     return "".join(
         "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")) if _needs_escape(ch) else ch for ch in text
@@ -153,11 +158,15 @@ def docid(srot: Sequence[Any], t_start: float, t_end: float, space: str | None =
     retriever's run joins the export's files by writing its rows' ids with this
     function, e.g. ``docid((s_id, r_id, o_id), year, year)``.
     """
-    parts = [escape(v if isinstance(v, str) else str(v)) for v in srot]
-    parts.append(format_span(t_start, t_end))
+    return _joined([escape(v if isinstance(v, str) else str(v)) for v in srot], t_start, t_end, space)
+
+
+def _joined(escaped: list[str], t_start: float, t_end: float, space: str | None = None) -> str:
+    """The document id of escaped ``s, r, o`` (the one place its form is written)."""
+    escaped.append(format_span(t_start, t_end))
     if space is not None:
-        parts.append(escape(space))
-    return SEPARATOR.join(parts)
+        escaped.append(escape(space))
+    return SEPARATOR.join(escaped)
 
 
 def _canonical_float(text: str) -> float | None:
@@ -333,9 +342,15 @@ def run_documents(table: EvidenceTable, space: str) -> list[list[str]]:
     ids, firsts = group_ids([items.s[kept], items.r[kept], items.o[kept], items.ts[kept], items.te[kept]])
     values = table.values
     sel = np.flatnonzero(kept)[firsts]
-    names = [docid((values[a], values[b], values[c]), ts, te) for a, b, c, ts, te in zip(
-        items.s[sel].tolist(), items.r[sel].tolist(), items.o[sel].tolist(), items.ts[sel].tolist(),
-        items.te[sel].tolist(), strict=True)]
+    s_codes, r_codes, o_codes = items.s[sel], items.r[sel], items.o[sel]
+    # each value escaped once (a run repeats its entities and relations on many items)
+    escaped = dict.fromkeys(np.unique(np.concatenate([s_codes, r_codes, o_codes])).tolist(), "")
+    for code in escaped:
+        value = values[code]
+        escaped[code] = escape(value if isinstance(value, str) else str(value))
+    names = [_joined([escaped[a], escaped[b], escaped[c]], ts, te) for a, b, c, ts, te in zip(
+        s_codes.tolist(), r_codes.tolist(), o_codes.tolist(), items.ts[sel].tolist(), items.te[sel].tolist(),
+        strict=True)]
     doc_of_kept = [names[j] for j in ids.tolist()]
     bounds = np.concatenate([[0], np.cumsum(np.bincount(items.q[kept], minlength=table.n))]).tolist()
     out = [doc_of_kept[bounds[i]:bounds[i + 1]] for i in range(table.n)]

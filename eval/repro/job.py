@@ -21,7 +21,7 @@ number of workers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,16 @@ class Prepared:
 
 
 def prepare(run: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[str, Any]],
-            measures: Sequence[Measure], split: str | None, key: str, trp_empty: str, ties: bool = True) -> Prepared:
-    """Resolve one run (on its records or the split) once, and read its values and documents from the table."""
+            measures: Sequence[Measure], split: str | None, key: str, trp_empty: str, ties: bool = True,
+            shared: dict[Any, Any] | None = None) -> Prepared:
+    """Resolve one run (on its records or the split) once, and read its values and documents from the table.
+
+    ``shared``: what depends on the questions alone (their parsed gold), kept across the runs of one process.
+    """
     chosen, records, _, _ = select(run, questions, split)
     evidence = [rec.get("evidence", []) if rec is not None else [] for rec in records]
     cutoff = [(rec.get("cutoff_ties") or []) if rec is not None else [] for rec in records]
-    table = resolve(chosen, evidence, cutoff, key, where=where_in(run, chosen))
+    table = resolve(chosen, evidence, cutoff, key, where=where_in(run, chosen), shared=shared)
     space = run_space(table, key)
     return Prepared([q["id"] for q in chosen], run_values(table, measures, trp_empty, ties), run_documents(table,
                     space or "id"), space)
@@ -103,6 +107,8 @@ class _Job:
     split: str | None
     key: str
     trp_empty: str
+    #: the questions' parsed gold, filled by the runs a process prepares (each worker its own copy)
+    shared: dict[Any, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -120,7 +126,7 @@ def _prepare_task(job: _Job, slot: tuple[str, str]) -> Prepared | _Failed:
             run = read_run(run)
         # only a reproduction's tie ranges are read (is the original's mean within them?)
         return prepare(run, job.questions, job.measures, job.split, job.key, job.trp_empty,
-                       ties=slot[0] == "reproduced")
+                       ties=slot[0] == "reproduced", shared=job.shared)
     except TempbenchError as exc:
         return _Failed(str(exc))
 

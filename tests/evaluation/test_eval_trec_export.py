@@ -369,3 +369,19 @@ def test_run_documents_follow_question_run(case):
         except (EvidenceError, KeyError):
             continue
         assert run_documents(t, space) == expected
+
+
+def test_the_escape_test_is_the_per_character_rule_on_every_code_point():
+    # escape() decides with isprintable() and one regex; the rule it stands for is per character:
+    # '%', the separator, whitespace and non-printable characters are written as %XX
+    from eval.trec import escape, unescape
+
+    def literal(ch: str) -> bool:
+        return ch == "%" or ch == "|" or ch.isspace() or not ch.isprintable()
+
+    # every point of the first planes' scripts and punctuation, the surrogates, then a stride over the rest
+    points = [*range(0x3100), *range(0xD800, 0xE000), *range(0xFE00, 0x10000), *range(0x3100, 0x110000, 61)]
+    for point in points:
+        ch = chr(point)
+        assert (escape(ch) != ch) == literal(ch), hex(point)
+        assert unescape(escape("a" + ch + "b")) == "a" + ch + "b"
