@@ -366,42 +366,11 @@ def run_sweep(
     wanted = [q for q in questions if str(q["id"]) in baseline]
     sweep = DecisionSweep(base, keys)
     variants = sweep.variants
-    group_of: list[int] = []  # each variant's group, in sweep order
-    space = None
-    groups: dict[int, dict[str, Any]] = {}
-    fingerprints: dict[tuple, int] = {}
-    for order, (changes, run) in enumerate(sweep.runs(index, wanted)):
-        if space is None or base_form == "line":
-            space = choose_space(
-                itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form
-            )
-        # identical evidence on every question -> one group (the same object when shared by construction)
-        fingerprint = tuple(tuple(item_key(it, space) for it in run.get(q, ())) for q in baseline)
-        gid = fingerprints.setdefault(fingerprint, len(fingerprints))
-        if gid not in groups:
-            n, total = exact_share(run, baseline, space)
-            groups[gid] = {"run": run, "members": [], "exact": n, "n": total}
-        groups[gid]["members"].append((order, dict(changes)))
-        group_of.append(gid)
-    rows = []
-    for group in groups.values():
-        members = sorted(group["members"], key=lambda m: (len(m[1]), m[0]))
-        lead_order, lead = members[0]
-        rows.append({
-            "variant": DecisionSweep.describe(lead), "changes": lead, "agree": len(members),
-            "variants": [DecisionSweep.describe(c) for _, c in members],
-            "exact": group["exact"], "n": group["n"], "share": group["exact"] / group["n"] if group["n"] else 0.0,
-            "_order": lead_order, "_run": group["run"],
-        })
+    groups, group_of, space = _variant_groups(sweep.runs(index, wanted), baseline, base_form)
+    rows = [_group_row(group) for group in groups.values()]
     rows.sort(key=lambda r: (-r["share"], len(r["changes"]), r["_order"]))
     best = rows[0] if rows else None
-    first = None
-    if best is not None:
-        for qid, items in baseline.items():
-            got = best["_run"].get(qid, [])
-            if [item_key(i, space) for i in got] != [item_key(i, space) for i in items]:
-                first = {"question": qid, **diff_lists(got, items, space)}
-                break
+    first = None if best is None else _first_difference(best["_run"], baseline, space)
     for r in rows:
         del r["_order"], r["_run"]
     swept = sweep.keys
@@ -416,6 +385,57 @@ def run_sweep(
         "threshold": REPRODUCED_SHARE,
         "first_difference": first,
     }
+
+
+def _variant_groups(runs: Iterable[tuple[Any, Mapping[Any, Sequence[Any]]]],
+                    baseline: Mapping[str, Sequence[Mapping[str, Any]]], base_form: str
+                    ) -> tuple[dict[int, dict[str, Any]], list[int], str | None]:
+    """The sweep's variants grouped by identical evidence on every baseline question.
+
+    Returns ``(groups, group_of, space)``: per group its first run, its
+    members ``(sweep order, changes)`` and its exact-match count; each
+    variant's group, in sweep order; the key space the evidence is compared in.
+    """
+    group_of: list[int] = []
+    space = None
+    groups: dict[int, dict[str, Any]] = {}
+    fingerprints: dict[tuple, int] = {}
+    for order, (changes, run) in enumerate(runs):
+        if space is None or base_form == "line":
+            space = choose_space(
+                itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form
+            )
+        # identical evidence on every question -> one group (the same object when shared by construction)
+        fingerprint = tuple(tuple(item_key(it, space) for it in run.get(q, ())) for q in baseline)
+        gid = fingerprints.setdefault(fingerprint, len(fingerprints))
+        if gid not in groups:
+            n, total = exact_share(run, baseline, space)
+            groups[gid] = {"run": run, "members": [], "exact": n, "n": total}
+        groups[gid]["members"].append((order, dict(changes)))
+        group_of.append(gid)
+    return groups, group_of, space
+
+
+def _group_row(group: Mapping[str, Any]) -> dict[str, Any]:
+    """A group's row of :func:`run_sweep`, led by its member with the fewest changes (then the first swept)."""
+    members = sorted(group["members"], key=lambda m: (len(m[1]), m[0]))
+    lead_order, lead = members[0]
+    return {
+        "variant": DecisionSweep.describe(lead), "changes": lead, "agree": len(members),
+        "variants": [DecisionSweep.describe(c) for _, c in members],
+        "exact": group["exact"], "n": group["n"], "share": group["exact"] / group["n"] if group["n"] else 0.0,
+        "_order": lead_order, "_run": group["run"],
+    }
+
+
+def _first_difference(run: Mapping[Any, Sequence[Any]], baseline: Mapping[str, Sequence[Mapping[str, Any]]],
+                      space: str | None) -> dict[str, Any] | None:
+    """The first baseline question (file order) where ``run`` differs, with its per-question diff."""
+    for qid, items in baseline.items():
+        got = run.get(qid, [])
+        if [item_key(i, space) for i in got] != [item_key(i, space) for i in items]:
+            return {"question": qid, **diff_lists(got, items, space)}
+    return None
 
 
 def keys_without_effect(base: Any, keys: Sequence[str], variants: Sequence[Mapping[str, Any]],
@@ -504,30 +524,44 @@ def compare(
         raise TempbenchError(f"unknown key space {key!r}; expected one of {', '.join(KEY_CHOICES)}")
     kind = "metrics" if isinstance(baseline, MetricBaseline) else "evidence"
     out: dict[str, Any] = {"baseline": str(baseline.path), "baseline_kind": kind}
-    by_id = {str(q["id"]): q for q in questions} if questions is not None else None
-    if kind == "evidence":
-        ev = run_evidence(run)
-        base_ev = run_evidence(baseline)
-        out.update(diff_evidence(ev, base_ev, baseline.item_form, space))
-        out["item_form"] = baseline.item_form
-        common = [q for q in base_ev if q in ev]
-        if by_id is None:
-            out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
-        elif not common:
-            out["metrics_note"] = "no question in common"
+    if isinstance(baseline, MetricBaseline):
+        out.update(_compare_table(run, baseline, questions, flags, config, key))
+    else:
+        by_id = {str(q["id"]): q for q in questions} if questions is not None else None
+        out.update(_compare_evidence(run, baseline, by_id, space, key))
+    return out
+
+
+def _compare_evidence(run: Mapping[Any, Mapping[str, Any]], baseline: RunRecords,
+                      by_id: Mapping[str, Mapping[str, Any]] | None, space: str, key: str) -> dict[str, Any]:
+    """:func:`compare` against per-question evidence: the diff, then the metric deltas on the common questions."""
+    ev = run_evidence(run)
+    base_ev = run_evidence(baseline)
+    out: dict[str, Any] = dict(diff_evidence(ev, base_ev, baseline.item_form, space))
+    out["item_form"] = baseline.item_form
+    common = [q for q in base_ev if q in ev]
+    if by_id is None:
+        out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
+    elif not common:
+        out["metrics_note"] = "no question in common"
+    else:
+        unknown = [q for q in common if q not in by_id]
+        if unknown:
+            out["metrics_note"] = f"{len(unknown)} question id(s) not in the benchmark, e.g. {unknown[0]!r}: metric deltas skipped"
         else:
-            unknown = [q for q in common if q not in by_id]
-            if unknown:
-                out["metrics_note"] = f"{len(unknown)} question id(s) not in the benchmark, e.g. {unknown[0]!r}: metric deltas skipped"
+            try:
+                base_values = evidence_scores(by_id, baseline, common, key)
+            except EvidenceError as exc:
+                out["metrics_note"] = f"baseline items cannot be scored ({exc}): metric deltas skipped"
             else:
-                try:
-                    base_values = evidence_scores(by_id, baseline, common, key)
-                except EvidenceError as exc:
-                    out["metrics_note"] = f"baseline items cannot be scored ({exc}): metric deltas skipped"
-                else:
-                    out["metrics"] = metric_deltas(evidence_scores(by_id, run, common, key), base_values)
-        return out
-    # A metric table: score the run, then compare every (slice, metric) the table has.
+                out["metrics"] = metric_deltas(evidence_scores(by_id, run, common, key), base_values)
+    return out
+
+
+def _compare_table(run: Mapping[Any, Mapping[str, Any]], baseline: MetricBaseline,
+                   questions: Sequence[Mapping[str, Any]] | None, flags: Mapping[Any, Mapping[str, bool]] | None,
+                   config: str | None, key: str) -> dict[str, Any]:
+    """:func:`compare` against a metric table: score the run, then compare every (slice, metric) the table has."""
     configs = baseline.configs()
     if config in configs:
         chosen = config
@@ -538,7 +572,7 @@ def compare(
             f"{baseline.path}: the table has configurations {[c for c in configs if c]}; "
             "say which one the run is with --config NAME"
         )
-    out["table_config"] = chosen
+    out: dict[str, Any] = {"table_config": chosen}
     if baseline.skipped:
         out["skipped_rows"] = list(baseline.skipped)
     if questions is None:
@@ -553,8 +587,8 @@ def compare(
     # beside our value, and never subtracted: no delta, no NaN in the JSON.
     for (cfg, sl, metric), bad in baseline.invalid.items():
         if cfg == chosen:
-            key = (resolve_slice(sl, known), metric)
-            out["metrics"].append({"slice": key[0], "metric": key[1], "run": run_values.get(key), "baseline": None,
+            cell = (resolve_slice(sl, known), metric)
+            out["metrics"].append({"slice": cell[0], "metric": cell[1], "run": run_values.get(cell), "baseline": None,
                                    "delta": None, "invalid": {"given": bad.given, "problem": bad.problem}})
     return out
 

@@ -294,12 +294,7 @@ def rank_tie_vectors(keys: Sequence[int], vr: Sequence[int], scores: Sequence[fl
     group, as SPEC orders it: shuffle, cut at ``n_ret``, deduplicate, then
     hits. See the module docstring for the formulas.
     """
-    prob = [0.0] * n_ret
-    best = [0.0] * n_ret
-    worst = [0.0] * n_ret
-    cut_min = None
-    e_rr = min_rr = 0.0
-    first = True
+    vectors = _Vectors(n_ret, n_rel, measures)
     seen: set[int] = set()  # whole items above the current group
     done: set[int] = set()  # triples hit above the current group
     d = 0  # distinct whole items above the current group
@@ -316,60 +311,105 @@ def rank_tie_vectors(keys: Sequence[int], vr: Sequence[int], scores: Sequence[fl
                 seen |= new
                 d += len(new)
             continue
-        cap = min(size, n_ret - start)
-        counts: dict[int, int] = {}
-        dead = 0
-        targets: dict[int, set[int]] = {}
-        for i in range(start, end):
-            w = keys[i]
-            if w in seen:
-                dead += 1  # its triple, if relevant, was hit above already
-                continue
-            counts[w] = counts.get(w, 0) + 1
-            c = vr[i]
-            if c >= 0 and c not in done:
-                targets.setdefault(c, set()).add(w)
-        n_new = len(counts)
+        group = _tally(keys, vr, start, end, seen, done)
+        if group.targets:
+            vectors.add(group, cap=min(size, n_ret - start), d=d)
+            done.update(group.targets)
+        seen.update(group.counts)
+        d += len(group.counts)
+    return RankTies(vectors.prob, vectors.best, vectors.worst, vectors.cut_min, vectors.e_rr, vectors.min_rr, n_rel)
+
+
+class _Group(NamedTuple):
+    """A tie group of one question's ranking, as :func:`rank_tie_vectors` reads it.
+
+    ``counts``: raw copies per whole item not seen above the group;
+    ``dead``: copies of whole items seen above (a relevant one was hit
+    there already); ``targets``: per relevant triple not hit above, the
+    group's new whole items that are valid copies of it; ``size``: raw items.
+    """
+
+    counts: dict[int, int]
+    dead: int
+    targets: dict[int, set[int]]
+    size: int
+
+
+def _tally(keys: Sequence[int], vr: Sequence[int], start: int, end: int, seen: set[int], done: set[int]) -> _Group:
+    """The :class:`_Group` of items ``start`` to ``end`` given the whole items and triples above it."""
+    counts: dict[int, int] = {}
+    dead = 0
+    targets: dict[int, set[int]] = {}
+    for i in range(start, end):
+        w = keys[i]
+        if w in seen:
+            dead += 1  # its triple, if relevant, was hit above already
+            continue
+        counts[w] = counts.get(w, 0) + 1
+        c = vr[i]
+        if c >= 0 and c not in done:
+            targets.setdefault(c, set()).add(w)
+    return _Group(counts, dead, targets, end - start)
+
+
+class _Vectors:
+    """The vectors of :class:`RankTies` as the groups holding relevant triples are added, top to bottom."""
+
+    def __init__(self, n_ret: int, n_rel: int, measures: Sequence[Measure]) -> None:
+        self.prob = [0.0] * n_ret
+        self.best = [0.0] * n_ret
+        self.worst = [0.0] * n_ret
+        self.cut_min: np.ndarray | None = None
+        self.e_rr = self.min_rr = 0.0
+        self.first = True  # no relevant group added yet: this one decides RR
+        self.n_rel = n_rel
+        self.measures = measures
+
+    def add(self, group: _Group, cap: int, d: int) -> None:
+        """Add a group with relevant items: ``cap`` of its places inside the ranking, ``d`` whole items above."""
+        counts, targets, size = group.counts, group.targets, group.size
         r = len(targets)
-        if r:
-            t_of = [sum(counts[w] for w in ws) for ws in targets.values()]
-            a_of = [len(ws) for ws in targets.values()]
-            total = sum(t_of)
-            b = n_new - sum(a_of)  # distinct new whole items that are not relevant here
-            for p in range(d, d + min(r, cap)):
-                best[p] = 1.0
-            if dead == 0 and total == r and n_new == size:
-                # all items distinct, one copy per triple: each position equally likely
-                share = r / size
-                for p in range(d, d + cap):
-                    prob[p] += share
-                if first:
-                    for j in range(min(size - r + 1, cap)):
-                        e_rr += comb(size - j - 1, r - 1) / comb(size, r) / (d + j + 1)
-            else:
-                for ws, t in zip(targets.values(), t_of, strict=True):
-                    mults = [m for w, m in counts.items() if w not in ws]
-                    for k, q in enumerate(first_offset_dist(size, t, cap, dead, mults)[:cap]):
-                        prob[d + k] += q
-                if first:
-                    tw = set().union(*targets.values())
-                    junk = [m for w, m in counts.items() if w not in tw]
-                    for k, q in enumerate(first_offset_dist(size, total, cap, dead, junk)[:cap]):
-                        e_rr += q / (d + k + 1)
-            slots = cap - (size - total)  # raw places left to relevant items once all others come first
-            if first:
-                min_rr = 1.0 / (d + b + 1) if slots > 0 else 0.0
-            if cap >= size or total == r:
-                # one ordering is worst for every metric: others first, then blocks in decreasing a
-                pos = d + b
-                for a in sorted(a_of, reverse=True)[:max(0, min(r, slots))]:
-                    worst[pos] = 1.0
-                    pos += a
-            elif slots > 0:
-                additive = [m for m in measures if m.family in ADDITIVE]
-                cut_min = _cut_minimum(list(zip(a_of, t_of, strict=True)), slots, d + b + 1, n_rel, additive)
-            first = False
-            done.update(targets)
-        seen.update(counts)
-        d += n_new
-    return RankTies(prob, best, worst, cut_min, e_rr, min_rr, n_rel)
+        t_of = [sum(counts[w] for w in ws) for ws in targets.values()]
+        a_of = [len(ws) for ws in targets.values()]
+        total = sum(t_of)
+        b = len(counts) - sum(a_of)  # distinct new whole items that are not relevant here
+        for p in range(d, d + min(r, cap)):
+            self.best[p] = 1.0
+        self._expected(group, t_of, cap, d)
+        slots = cap - (size - total)  # raw places left to relevant items once all others come first
+        if self.first:
+            self.min_rr = 1.0 / (d + b + 1) if slots > 0 else 0.0
+        if cap >= size or total == r:
+            # one ordering is worst for every metric: others first, then blocks in decreasing a
+            pos = d + b
+            for a in sorted(a_of, reverse=True)[:max(0, min(r, slots))]:
+                self.worst[pos] = 1.0
+                pos += a
+        elif slots > 0:
+            additive = [m for m in self.measures if m.family in ADDITIVE]
+            self.cut_min = _cut_minimum(list(zip(a_of, t_of, strict=True)), slots, d + b + 1, self.n_rel, additive)
+        self.first = False
+
+    def _expected(self, group: _Group, t_of: list[int], cap: int, d: int) -> None:
+        """The group's share of the expected hits, and of the expected RR when it is the first relevant one."""
+        counts, dead, targets, size = group
+        r = len(targets)
+        total = sum(t_of)
+        if dead == 0 and total == r and len(counts) == size:
+            # all items distinct, one copy per triple: each position equally likely
+            share = r / size
+            for p in range(d, d + cap):
+                self.prob[p] += share
+            if self.first:
+                for j in range(min(size - r + 1, cap)):
+                    self.e_rr += comb(size - j - 1, r - 1) / comb(size, r) / (d + j + 1)
+            return
+        for ws, t in zip(targets.values(), t_of, strict=True):
+            mults = [m for w, m in counts.items() if w not in ws]
+            for k, q in enumerate(first_offset_dist(size, t, cap, dead, mults)[:cap]):
+                self.prob[d + k] += q
+        if self.first:
+            tw = set().union(*targets.values())
+            junk = [m for w, m in counts.items() if w not in tw]
+            for k, q in enumerate(first_offset_dist(size, total, cap, dead, junk)[:cap]):
+                self.e_rr += q / (d + k + 1)

@@ -19,7 +19,7 @@ question with the closed forms, on the same table's arrays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -44,9 +44,56 @@ def tie_report(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES
     ev_hit = table.hits(ev)
     ex_hit = table.hits(ex)
     gains, n_rel, _, _ = hit_matrix(table, width=int(n_ret.max()) if n else 0)
-    hard = np.zeros(n, dtype=bool)
+    cut = _cutoff_group(table, n_ret, ev_hit, ex_hit)
+    trp, ccr, chance = cut.trp, cut.ccr, cut.chance
+    hard, k_rel, order = _hard_rank_groups(table, n_ret)
 
-    # -- TRP and CCR: the cut-off group is the returned items with the last score, plus every cut-off
+    # observed = expected = min = max for the others; the first hit's rank gives RR
+    first_hit = np.argmax(gains > 0, axis=1)
+    any_hit = (gains > 0).any(axis=1)
+    rr = np.where(any_hit, 1.0 / (first_hit + 1), 0.0)
+    prob, best, worst = gains.copy(), gains.copy(), gains.copy()
+    err, min_rr = rr.copy(), rr.copy()
+    cut_min: list[tuple[int, np.ndarray]] = []
+    width = gains.shape[1]
+    closed = _ClosedForms(table, cut.member, ev_hit, ex_hit, cut.in_group_extra, k_rel, order)
+    for i in np.flatnonzero(chance | hard).tolist():
+        if chance[i]:
+            trp_i, ccr[i] = closed.trp_ccr(i)
+            trp[i] = np.nan if trp_i is None else trp_i
+        if not hard[i]:
+            continue
+        rt = closed.rank(i, measures)
+        for target, values in ((prob, rt.prob), (best, rt.best), (worst, rt.worst)):
+            target[i] = 0.0
+            target[i, :min(len(values), width)] = values[:width]
+        err[i], min_rr[i] = rt.e_rr, rt.min_rr
+        if rt.cut_min is not None:
+            cut_min.append((i, rt.cut_min))
+    return tie_summary(trp, ccr, gains, prob, best, worst, err, min_rr, n_rel, cut_min, measures)
+
+
+class _CutoffGroup(NamedTuple):
+    """TRP and CCR per question over the orderings of the cut-off tie group (SPEC §3.5), where closed.
+
+    ``trp`` and ``ccr``: ``(n, 4)`` arrays of observed, expected, min, max;
+    ``chance``: the questions whose CCR is a chance strictly between 0 and 1
+    (left to the closed forms); ``member``: the returned items in the group;
+    ``in_group_extra``: the cut-off ties in it.
+    """
+
+    trp: np.ndarray
+    ccr: np.ndarray
+    chance: np.ndarray
+    member: np.ndarray
+    in_group_extra: np.ndarray
+
+
+def _cutoff_group(table: EvidenceTable, n_ret: np.ndarray, ev_hit: np.ndarray, ex_hit: np.ndarray) -> _CutoffGroup:
+    """TRP and CCR ranges of every question from the counts of its cut-off group (:class:`_CutoffGroup`)."""
+    n = table.n
+    ev, ex = table.items, table.extra
+    # the cut-off group is the returned items with the last score, plus every cut-off
     # tie; without a score on every returned item the order is known (the last item alone)
     last = ev.start[1:] - 1
     has_ret = n_ret > 0
@@ -84,8 +131,21 @@ def tie_report(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES
     chance = (table.n_gold > 0) & (n_missing > 0) & ~unhittable & (n_missing <= m)
     ccr = np.stack([ccr_obs.astype(np.float64), p, p, p], axis=1)
     ccr[table.n_gold == 0] = 0.0
+    return _CutoffGroup(trp, ccr, chance, member, in_group_extra)
 
-    # -- rank metrics: a group of two or more holding a valid copy of a relevant triple needs the closed forms
+
+def _hard_rank_groups(table: EvidenceTable, n_ret: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The questions whose rank metrics need the closed forms, and the known items' relevance and order.
+
+    A question does when a group of two or more equal scores starting inside
+    the ranking holds a valid copy of a relevant triple (every item scored).
+    Returns ``(hard, k_rel, order)``: a flag per question; per known item
+    (returned, then cut-off ties, in ``order``) whether it is relevant; the
+    order of the known items by question, kind and position.
+    """
+    n = table.n
+    ev, ex = table.items, table.extra
+    hard = np.zeros(n, dtype=bool)
     known_q = np.concatenate([ev.q, ex.q])
     order = np.lexsort((np.concatenate([ev.pos, ex.pos]), np.concatenate([np.zeros(len(ev)), np.ones(len(ex))]), known_q))
     kq = known_q[order]
@@ -105,30 +165,7 @@ def tie_report(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES
     rel_in_group = np.bincount(group[k_rel], minlength=n_groups) > 0
     needs = begins_inside & (size > 1) & rel_in_group & all_scored[kq[starts]]
     hard[np.unique(kq[starts[needs]])] = True
-
-    # observed = expected = min = max for the others; the first hit's rank gives RR
-    first_hit = np.argmax(gains > 0, axis=1)
-    any_hit = (gains > 0).any(axis=1)
-    rr = np.where(any_hit, 1.0 / (first_hit + 1), 0.0)
-    prob, best, worst = gains.copy(), gains.copy(), gains.copy()
-    err, min_rr = rr.copy(), rr.copy()
-    cut_min: list[tuple[int, np.ndarray]] = []
-    width = gains.shape[1]
-    closed = _ClosedForms(table, member, ev_hit, ex_hit, in_group_extra, k_rel, order)
-    for i in np.flatnonzero(chance | hard).tolist():
-        if chance[i]:
-            trp_i, ccr[i] = closed.trp_ccr(i)
-            trp[i] = np.nan if trp_i is None else trp_i
-        if not hard[i]:
-            continue
-        rt = closed.rank(i, measures)
-        for target, values in ((prob, rt.prob), (best, rt.best), (worst, rt.worst)):
-            target[i] = 0.0
-            target[i, :min(len(values), width)] = values[:width]
-        err[i], min_rr[i] = rt.e_rr, rt.min_rr
-        if rt.cut_min is not None:
-            cut_min.append((i, rt.cut_min))
-    return tie_summary(trp, ccr, gains, prob, best, worst, err, min_rr, n_rel, cut_min, measures)
+    return hard, k_rel, order
 
 
 class _ClosedForms:

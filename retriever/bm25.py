@@ -136,47 +136,14 @@ class BM25:
             Rendered labels, index = interned id.
         """
         vocab: dict[str, int] = {}
-        e_ptr, e_terms, e_tf, e_len = _label_bags(entity_labels, vocab)
-        r_ptr, r_terms, r_tf, r_len = _label_bags(relation_labels, vocab)
+        e_bags = _label_bags(entity_labels, vocab)
+        r_bags = _label_bags(relation_labels, vocab)
+        e_len, r_len = e_bags[3], r_bags[3]
         n_terms = len(vocab)
-        head = kg.head.astype(np.int64)
-        rel = kg.relation.astype(np.int64)
-        tail = kg.tail.astype(np.int64)
-        key = (head * max(kg.n_relations, 1) + rel) * max(kg.n_entities, 1) + tail
-        _, first, doc_group = np.unique(key, return_index=True, return_inverse=True)
-        del key  # temporaries are dropped as soon as they are used: a 10M-row KG builds in 4 GB
-        doc_group = doc_group.reshape(-1).astype(np.int64)
-        gh, gr, gt = head[first], rel[first], tail[first]
-        del head, rel, tail
-        n_groups = first.shape[0]
-        owner_parts, term_parts, tf_parts = [], [], []
-        for ids, ptr, terms, tfs in ((gh, e_ptr, e_terms, e_tf), (gr, r_ptr, r_terms, r_tf), (gt, e_ptr, e_terms, e_tf)):
-            lengths = ptr[ids + 1] - ptr[ids]
-            index = _ranges(ptr[ids], lengths)
-            owner_parts.append(np.repeat(np.arange(n_groups, dtype=np.int64), lengths))
-            term_parts.append(terms[index])
-            tf_parts.append(tfs[index])
-        owner = np.concatenate(owner_parts)
-        del owner_parts
-        terms = np.concatenate(term_parts)
-        del term_parts
-        tf = np.concatenate(tf_parts)
-        del tf_parts
-        # Merge a term shared by two of the three labels into one (group, term) entry.
-        entry_key = owner * max(n_terms, 1) + terms
-        del owner, terms
-        order = np.argsort(entry_key, kind="stable")
-        entry_key = entry_key[order]
-        tf = tf[order]
-        del order
-        starts = np.flatnonzero(np.r_[True, entry_key[1:] != entry_key[:-1]]) if entry_key.size else np.zeros(0, np.int64)
-        uniq = entry_key[starts]
-        del entry_key
-        g_tf = np.add.reduceat(tf, starts) if starts.size else tf
-        del tf, starts
-        g_owner = uniq // max(n_terms, 1)
-        g_terms = uniq % max(n_terms, 1)
-        del uniq
+        doc_group, (gh, gr, gt) = _row_groups(kg)
+        n_groups = gh.shape[0]
+        g_owner, g_terms, g_tf = _group_entries((gh, e_bags), (gr, r_bags), (gt, e_bags), n_groups=n_groups,
+                                               n_terms=n_terms)
         group_indptr = np.zeros(n_groups + 1, dtype=np.int64)
         np.cumsum(np.bincount(g_owner, minlength=n_groups), out=group_indptr[1:])
         group_len = e_len[gh] + r_len[gr] + e_len[gt]
@@ -384,6 +351,60 @@ class BM25:
             mask[positive] = False
             order = np.concatenate([order, np.flatnonzero(mask)[: k - order.shape[0]]])
         return order.astype(np.int64), row_scores[order]
+
+
+def _row_groups(kg: KG) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each row's group (its distinct ``(head, relation, tail)``) and each group's three ids, in ``int64``.
+
+    Rows of one triple at several times have the same text (SPEC §2.1), so
+    the index stores one bag of words per group.
+    """
+    head = kg.head.astype(np.int64)
+    rel = kg.relation.astype(np.int64)
+    tail = kg.tail.astype(np.int64)
+    key = (head * max(kg.n_relations, 1) + rel) * max(kg.n_entities, 1) + tail
+    _, first, doc_group = np.unique(key, return_index=True, return_inverse=True)
+    del key  # temporaries are dropped as soon as they are used: a 10M-row KG builds in 4 GB
+    doc_group = doc_group.reshape(-1).astype(np.int64)
+    return doc_group, (head[first], rel[first], tail[first])
+
+
+_Bags = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # :func:`_label_bags`: indptr, terms, tf, lengths
+
+
+def _group_entries(*labels: tuple[np.ndarray, _Bags], n_groups: int, n_terms: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(group, term, tf)`` entries of the groups' bags of words, sorted by group then term.
+
+    ``labels``: per part of the triple, each group's id and the bags of that
+    id space. A term in two of the three labels becomes one entry, its
+    counts summed.
+    """
+    owner_parts, term_parts, tf_parts = [], [], []
+    for ids, (ptr, terms, tfs, _) in labels:
+        lengths = ptr[ids + 1] - ptr[ids]
+        index = _ranges(ptr[ids], lengths)
+        owner_parts.append(np.repeat(np.arange(n_groups, dtype=np.int64), lengths))
+        term_parts.append(terms[index])
+        tf_parts.append(tfs[index])
+    owner = np.concatenate(owner_parts)
+    del owner_parts
+    terms = np.concatenate(term_parts)
+    del term_parts
+    tf = np.concatenate(tf_parts)
+    del tf_parts
+    entry_key = owner * max(n_terms, 1) + terms
+    del owner, terms
+    order = np.argsort(entry_key, kind="stable")
+    entry_key = entry_key[order]
+    tf = tf[order]
+    del order
+    starts = np.flatnonzero(np.r_[True, entry_key[1:] != entry_key[:-1]]) if entry_key.size else np.zeros(0, np.int64)
+    uniq = entry_key[starts]
+    del entry_key
+    g_tf = np.add.reduceat(tf, starts) if starts.size else tf
+    del tf, starts
+    return uniq // max(n_terms, 1), uniq % max(n_terms, 1), g_tf
 
 
 def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

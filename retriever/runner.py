@@ -10,15 +10,26 @@ of workers, and ``resume=True`` reuses the complete shards of an interrupted
 run with the same fingerprint: the result is byte-identical to an
 uninterrupted run. The parts directory is removed when the run file and its
 ``.meta.json`` are written.
+
+A failure to write (a full disk, an I/O error) while the shards, the run
+file or its metadata are written is an :class:`~tempbench_core.errors.OutputError`
+naming the run file (what the user asked for, never a shard) and leaves no
+part of the run: the parts directory goes (even with ``resume``: the space is
+what is missing), temporary files go with their writes, and a run file whose
+metadata could not be written goes with the metadata of the run before (which
+no longer describes it). A failure before the run file is replaced leaves the
+run of before as it was. An interruption (Ctrl-C, a signal) keeps the parts
+for a resume.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -31,6 +42,7 @@ from retriever.shards import (
     RunSetup,
     Shard,
     input_fingerprints,
+    remove_run,
     retrieve_shard,
     run_fingerprint,
     run_meta,
@@ -38,7 +50,7 @@ from retriever.shards import (
 )
 from tempbench_core.atomic import atomic_open
 from tempbench_core.digest import sha256_file
-from tempbench_core.errors import ConfigError
+from tempbench_core.errors import ConfigError, OutputError
 from tempbench_core.jsonl import dumps_json
 from tempbench_core.layout import DataPaths, default_index_cache
 from tempbench_core.memory import gc_paused
@@ -199,35 +211,57 @@ def run_to_file(
     t_bench = time.perf_counter() - t0
 
     parts = out.with_name(out.name + ".parts")
-    if parts.exists() and not opts.resume:
-        shutil.rmtree(parts)
-    parts.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    ctx = _RunContext(Retriever(index, config), questions, parts,
-                      run_fingerprint(config, input_fingerprints(data), split, opts.shard_size),
-                      Shard.bounds(len(questions), opts.shard_size))
-    todo = [i for i in range(len(ctx.bounds)) if not (opts.resume and _shard_complete(ctx, i))]
-    t_setup = time.perf_counter() - t0
-    workers = opts.workers if len(todo) > 1 else 1
-    # The collector is paused while retrieving: the records made and dropped by the hundred
-    # thousand would have it walk the index's labels and the benchmark over and over.
-    with gc_paused():
-        t0 = time.perf_counter()
-        desc = f"run {config.name} ({split})"
-        with WorkerPool(ctx, workers) as pool:
-            done = pool.map_unordered(_write_shard, [(i,) for i in todo])
-            for _ in progress(done, total=len(todo), description=desc, enabled=opts.show_progress):
-                pass
-        t_retrieve = time.perf_counter() - t0
-        shard_files = [_shard_paths(ctx, i) for i in range(len(ctx.bounds))]
-        stats = [json.loads(stats_path.read_text(encoding="utf-8")) for _, stats_path in shard_files]
-        write_run(out, [records_path for records_path, _ in shard_files])
-    setup = RunSetup(workers=opts.workers, shard_size=opts.shard_size, resumed_shards=len(ctx.bounds) - len(todo),
-                     questions_retrieved=sum(ctx.bounds[i][1] - ctx.bounds[i][0] for i in todo),
-                     timings={"load_index_s": t_index, "load_benchmark_s": t_bench, "setup_s": t_setup,
-                              "retrieve_s": t_retrieve, "total_s": time.perf_counter() - t_start},
-                     provenance=opts.provenance)
-    meta = run_meta(config, data, index, split, out, stats, setup)
-    shutil.rmtree(parts, ignore_errors=True)
+    inputs = input_fingerprints(data)  # read before: a failure in the block is one of writing
+    with _whole_or_nothing(out, parts) as replaced:
+        if parts.exists() and not opts.resume:
+            shutil.rmtree(parts)
+        parts.mkdir(parents=True, exist_ok=True)
+        ctx = _RunContext(Retriever(index, config), questions, parts,
+                          run_fingerprint(config, inputs, split, opts.shard_size),
+                          Shard.bounds(len(questions), opts.shard_size))
+        todo = [i for i in range(len(ctx.bounds)) if not (opts.resume and _shard_complete(ctx, i))]
+        t_setup = time.perf_counter() - t0
+        workers = opts.workers if len(todo) > 1 else 1
+        # The collector is paused while retrieving: the records made and dropped by the hundred
+        # thousand would have it walk the index's labels and the benchmark over and over.
+        with gc_paused():
+            t0 = time.perf_counter()
+            desc = f"run {config.name} ({split})"
+            with WorkerPool(ctx, workers) as pool:
+                done = pool.map_unordered(_write_shard, [(i,) for i in todo])
+                for _ in progress(done, total=len(todo), description=desc, enabled=opts.show_progress):
+                    pass
+            t_retrieve = time.perf_counter() - t0
+            shard_files = [_shard_paths(ctx, i) for i in range(len(ctx.bounds))]
+            stats = [json.loads(stats_path.read_text(encoding="utf-8")) for _, stats_path in shard_files]
+            write_run(out, [records_path for records_path, _ in shard_files])
+            replaced.append(out)
+        setup = RunSetup(workers=opts.workers, shard_size=opts.shard_size, resumed_shards=len(ctx.bounds) - len(todo),
+                         questions_retrieved=sum(ctx.bounds[i][1] - ctx.bounds[i][0] for i in todo),
+                         timings={"load_index_s": t_index, "load_benchmark_s": t_bench, "setup_s": t_setup,
+                                  "retrieve_s": t_retrieve, "total_s": time.perf_counter() - t_start},
+                         provenance=opts.provenance)
+        meta = run_meta(config, data, index, split, out, stats, setup)
     return meta
 
+
+@contextlib.contextmanager
+def _whole_or_nothing(out: Path, parts: Path) -> Iterator[list[Path]]:
+    """Remove ``parts`` after the block; on a failure to write, every part of the run too (module docstring).
+
+    The block appends ``out`` to the list it is given once the new run file
+    has replaced the old one. The failure becomes an
+    :class:`~tempbench_core.errors.OutputError` naming ``out``, with the
+    problem of the write that failed (e.g. the OS's "No space left on device").
+    """
+    replaced: list[Path] = []
+    try:
+        yield replaced
+    except (OutputError, OSError) as exc:
+        shutil.rmtree(parts, ignore_errors=True)
+        if replaced:
+            remove_run(out)
+        problem = exc.problem if isinstance(exc, OutputError) else (exc.strerror or str(exc))
+        raise OutputError(out, problem) from None
+    shutil.rmtree(parts, ignore_errors=True)

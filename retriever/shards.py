@@ -11,6 +11,7 @@ counts.
 
 from __future__ import annotations
 
+import contextlib
 import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,9 +24,10 @@ from retriever.kg import read_edgelist_header
 from retriever.pipeline import Retriever
 from tempbench_core.atomic import atomic_open
 from tempbench_core.digest import sha256_file, sha256_json
+from tempbench_core.errors import OutputError
 from tempbench_core.layout import DataPaths
 from tempbench_core.provenance import absolute, make_provenance
-from tempbench_core.runfile import dumps_record, write_meta
+from tempbench_core.runfile import dumps_record, meta_path, write_meta
 from tempbench_core.version import __version__
 
 #: The counts a shard keeps of its questions (summed over the shards into the run's metadata).
@@ -198,6 +200,26 @@ def run_meta(config: RetrieverConfig, data: DataPaths, index: Any, split: str, o
 
 def finish_run(out: Path, config: RetrieverConfig, data: DataPaths, index: Any, split: str,
                texts: Sequence[bytes | Path], stats: Sequence[Mapping[str, Any]], setup: RunSetup) -> dict[str, Any]:
-    """Write a run file from its shards' texts (in order) and its ``.meta.json`` from their counts; the metadata."""
+    """Write a run file from its shards' texts (in order) and its ``.meta.json`` from their counts; the metadata.
+
+    When the metadata cannot be written (a full disk), the new run file is
+    removed with the old metadata (:func:`remove_run`) before the error goes on.
+    """
     write_run(out, texts)
-    return run_meta(config, data, index, split, out, stats, setup)
+    try:
+        return run_meta(config, data, index, split, out, stats, setup)
+    except (OutputError, OSError):
+        remove_run(out)
+        raise
+
+
+def remove_run(out: Path) -> None:
+    """Remove a run file and its ``.meta.json``: a run file whose metadata failed to be written.
+
+    The metadata there, if any, is the run's of before, which no longer
+    describes the file; neither is left (a failure to remove is ignored: the
+    error that led here is the one to report).
+    """
+    for path in (meta_path(out), out):
+        with contextlib.suppress(OSError):
+            path.unlink()

@@ -73,7 +73,12 @@ class OutputError(TempbenchError):
 
     def __init__(self, path: str | Path, problem: str) -> None:
         self.path = str(path)
+        self.problem = problem
         super().__init__(f"cannot write {terminal_text(self.path)}: {problem}")
+
+    def __reduce__(self) -> tuple[type[OutputError], tuple[str, str]]:
+        # raised in a worker process, it reaches the parent pickled: made again from its two fields
+        return type(self), (self.path, self.problem)
 
 
 class EvidenceError(TempbenchError):

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from eval.explain import STAGES
-from eval.report.html import markdown_to_html, render_html
+from eval.report.html import render_html
+from eval.report.markdown_html import markdown_to_html
 from tempbench_core.schema import SHIPPED_CONFIGS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +56,33 @@ def test_everything_is_escaped_and_nothing_is_loaded_from_elsewhere():
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page, re.I)
     assert "@import" not in page and "url(" not in page
     assert "default-src 'none'" in page and "img-src data:" in page
+
+
+ASSETS = ("page.html", "page.css", "browser.js")
+
+
+def test_the_page_is_made_of_its_package_data():
+    # the template, the style sheet and the script are read from eval/report/assets, each once, in full
+    page = render_html("# x\n", None)
+    assets = REPO / "eval" / "report" / "assets"
+    template = (assets / "page.html").read_text(encoding="utf-8")
+    for head in template.split("@@")[0::2]:
+        assert head in page
+    assert (assets / "page.css").read_text(encoding="utf-8") in page
+    assert page.count((assets / "browser.js").read_text(encoding="utf-8")) == 1
+    assert sorted(p.name for p in assets.iterdir()) == sorted(ASSETS)
+
+
+def test_the_page_assets_are_in_the_installed_wheel():
+    # CI installs the project as a wheel (`pip install ".[test]"`): its files must include the page's assets
+    from importlib.metadata import PackageNotFoundError, files
+    try:
+        installed = {str(f).replace("\\", "/") for f in files("tempbench-repro") or ()}
+    except PackageNotFoundError:
+        pytest.skip("tempbench-repro is not installed")
+    if "eval/report/html.py" not in installed:
+        pytest.skip("an editable install: the wheel's files are checked where it is installed from a wheel (CI)")
+    assert {f"eval/report/assets/{name}" for name in ASSETS} <= installed
 
 
 def run_reproduce(data_root, out, hash_seed: str) -> None:

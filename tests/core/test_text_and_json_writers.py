@@ -88,7 +88,7 @@ def test_a_markdown_cell_stays_one_cell_of_one_row(cells: list[str]) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab`| \n\x1b")), max_size=10))
 def test_a_code_span_cannot_be_closed_by_its_text(text: str) -> None:
-    from eval.report.html import _inline
+    from eval.report.markdown_html import _inline
 
     span = markdown_code(text)
     assert "\n" not in span and not RAW.search(span)

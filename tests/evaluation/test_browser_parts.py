@@ -15,7 +15,7 @@ import copy
 import pytest
 
 from eval.explain import Explainer
-from eval.report.html import browser_part, browser_questions, merge_parts, row_sources
+from eval.report.browser import browser_part, browser_questions, merge_parts, row_sources
 from retriever import Retriever, load_benchmark, load_config
 from tempbench.data import resolve_data
 

@@ -1,0 +1,264 @@
+"""The question browser's data: one JSON blob of what ``tempbench show`` shows, per configuration (SPEC §7).
+
+The blob holds every question of any run (in benchmark order) once, and per
+configuration one entry per question: each hop's stage (an index into
+``stages``, :data:`eval.explain.STAGES`), the anchor, the pool per hop, the
+ranked evidence and the cut-off ties. Evidence lines are stored once, in a
+string table numbered in order of first use; an evidence row is ``[line
+number, score to 4 decimals, mark + 4 * tie group + 8 * hop]`` (marks in
+:data:`MARKS`).
+
+Made in parts: :func:`browser_part` makes one configuration's share (or a
+span of its questions) with its own string table, so parts can be made in
+other processes; :class:`BrowserBlob` merges them in configuration order
+into the blob one pass would make (:func:`browser_data`). :func:`browser_json`
+is the blob as ``report.html`` embeds it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from eval.explain import STAGE_HELP, STAGES, Explainer
+from eval.question_detail import question_detail
+from eval.report.tables import ordered
+from tempbench_core.jsonl import dumps_json, dumps_strict_bytes
+from tempbench_core.schema import format_year
+
+#: Evidence marks of ``tempbench show``, by their code in the blob.
+MARKS = ("", "gold", "stale", "dist")
+_MARK_CODE = {mark: i for i, mark in enumerate(MARKS)}
+
+
+def _triple_text(t: Mapping[str, Any] | None) -> str:
+    if not t:
+        return ""
+    parts = [t.get(k) if t.get(k) is not None else t.get(f"{k}_id") for k in ("s", "r", "o")]
+    return " | ".join(str(p) for p in parts) + f" | {t.get('t')}"
+
+
+class _Strings(dict):
+    """A string table: each distinct string stored once in the blob, numbered in order of first use.
+
+    ``table[text]`` is its number; the strings in number order are ``list(table)``.
+    """
+
+    def __call__(self, text: str) -> int:
+        return self.setdefault(text, len(self))
+
+
+def _item_rows(rows: Sequence[tuple[Any, ...]], strings: _Strings) -> list[list[Any]]:
+    """``[line number, score, code]`` per evidence row (:data:`~eval.question_detail.EVIDENCE_FIELDS` order).
+
+    The score is shown with 4 decimals (the tie group was decided on the exact
+    scores); the code is ``mark + 4 * tie group + 8 * hop`` (mark by its index
+    in :data:`MARKS`, hop 0 when none).
+    """
+    add = strings.setdefault
+    return [[add(line, len(strings)), None if score is None else round(float(score), 4),
+             _MARK_CODE[mark] + 4 * bool(tie) + 8 * (hop or 0)]
+            for _, mark, hop, score, line, tie in rows]
+
+
+def browser_data(
+    questions: Sequence[Mapping[str, Any]],
+    runs: Mapping[str, Mapping[Any, Mapping[str, Any]]],
+    explainers: Mapping[str, Explainer],
+    progress: Callable[[Iterable[Any], int, str], Iterable[Any]] | None = None,
+) -> dict[str, Any]:
+    """The browser's JSON blob: every question in any run, and per configuration what ``show`` shows.
+
+    Parameters
+    ----------
+    questions:
+        Benchmark records (their order is the browser's order).
+    runs:
+        Configuration -> ``{question id: run record}``.
+    explainers:
+        Configuration -> :class:`~eval.explain.Explainer` of that run.
+    progress:
+        Optional ``progress(iterable, total, description)`` wrapper.
+
+    The blob is :func:`merge_parts` of one :func:`browser_part` per
+    configuration, so the parts can also be made in other processes.
+    """
+    names = [n for n in ordered(runs) if n in explainers]
+    chosen = browser_questions(questions, {n: runs[n] for n in names})
+    rows_from = row_sources(chosen, names, runs)
+    parts = {name: browser_part(chosen, name, runs[name], explainers[name], rows_from[name], progress) for name in names}
+    return merge_parts(chosen, names, parts)
+
+
+def browser_questions(questions: Sequence[Mapping[str, Any]],
+                      runs: Mapping[str, Mapping[Any, Any]]) -> list[Mapping[str, Any]]:
+    """The browser's questions: those of any run, in benchmark order."""
+    wanted = {qid for run in runs.values() for qid in run}
+    return [q for q in questions if q["id"] in wanted]
+
+
+def row_sources(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
+                runs: Mapping[str, Mapping[Any, Any]]) -> dict[str, list[int]]:
+    """Per configuration, the questions whose row it describes: those no earlier configuration has."""
+    done: set[int] = set()
+    out: dict[str, list[int]] = {}
+    for name in names:
+        run = runs[name]
+        mine = [j for j, q in enumerate(chosen) if j not in done and q["id"] in run]
+        done.update(mine)
+        out[name] = mine
+    return out
+
+
+def browser_part(
+    chosen: Sequence[Mapping[str, Any]],
+    name: str,
+    run: Mapping[Any, Mapping[str, Any]],
+    explainer: Explainer,
+    rows_for: Sequence[int],
+    progress: Callable[[Iterable[Any], int, str], Iterable[Any]] | None = None,
+    span: range | None = None,
+    shared: dict[Any, Any] | None = None,
+) -> dict[str, Any]:
+    """One configuration's share of the blob, JSON-ready, with its own string table (see :func:`merge_parts`).
+
+    ``rows_for``: the positions in ``chosen`` whose question row this part
+    makes (:func:`row_sources`). ``span``: only these positions of ``chosen``
+    (default: all); the parts of consecutive spans, in order, merge into what
+    one part of them all gives. ``shared``: a cache of what does not depend on
+    the configuration, kept by the caller across configurations
+    (:func:`~eval.question_detail.question_detail`).
+    """
+    strings = _Strings()
+    wanted_rows = set(rows_for)
+    qrows: list[list[Any]] = []
+    entries: list[Any] = []
+    settings: dict[str, Any] | None = None
+    positions = range(len(chosen)) if span is None else span
+    items: Iterable[tuple[int, Mapping[str, Any]]] = ((j, chosen[j]) for j in positions)
+    if progress is not None:
+        items = progress(items, len(positions), f"report.html {name}")
+
+    def text(value: Any) -> int | None:
+        return None if value is None else strings(str(value))
+
+    for j, q in items:
+        record = run.get(q["id"])
+        if record is None:
+            entries.append(None)
+            continue
+        d = question_detail(explainer, q, record, facts=False, shared=shared, item_rows=True)
+        if j in wanted_rows:
+            qrows.append([j, {
+                "id": str(d["id"]), "split": d["split"], "q": d["question"],
+                "tq": None if d["t_query"] is None else format_year(d["t_query"]),
+                "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else dumps_json(d["answer"], indent=None),
+                "op": d["operator"], "cx": d["complexity"],
+                "hops": [_triple_text(h) for h in d["hops"]],
+                "neg": [[variant, _triple_text(p["replaced"]), _triple_text(p["replacement"])]
+                        for variant, pairs in d["replacements"].items() for p in pairs],
+            }])
+        a, p = d["anchor"], d["pool"]
+        entries.append({
+            "st": [STAGES.index(h["stage"]) for h in d["hops"]],
+            "a": [a["source"], text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"]),
+                  a["hit"], a["in_kg"]],
+            "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
+            "pr": [p["pool_rows"], p["candidates"]],
+            "ev": _item_rows(d["evidence"], strings),
+            "ti": _item_rows(d["cutoff_ties"], strings),
+        })
+        if settings is None:
+            settings = {"rule": a["rule"], "k": d["k"]}
+    return {"strings": list(strings), "entries": entries, "rows": qrows, "settings": settings}
+
+
+def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
+                parts: Mapping[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """The blob from one :func:`browser_part` per configuration, in configuration order.
+
+    A configuration may also give a list of parts of consecutive spans (in
+    ``chosen`` order), which counts as the one part they make together.
+    :class:`BrowserBlob` does the work, one configuration at a time.
+    """
+    blob = BrowserBlob(chosen, names)
+    for name in names:
+        blob.add(name, [parts[name]] if isinstance(parts[name], Mapping) else parts[name])
+    return blob.finish()
+
+
+class BrowserBlob:
+    """The browser's blob, merged one configuration at a time, in ``names`` order (:func:`merge_parts`).
+
+    Each part's strings enter the shared table in the part's order of first
+    use, so the table, and every index into it, is what one pass over the
+    configurations in order would make. A configuration can be added as soon
+    as its run is made (``tempbench reproduce`` does so while the next run
+    goes on).
+
+    The parts are consumed: their entries are renumbered in place and become
+    the blob's (no copy of the browser's million rows is made, nor freed).
+    """
+
+    def __init__(self, chosen: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.number: dict[str, int] = {}
+        self.qrows: list[dict[str, Any]] = [{} for _ in chosen]
+        self.per_config: dict[str, list[Any]] = {}
+        self.settings: dict[str, dict[str, Any]] = {}
+
+    def add(self, name: str, parts: Sequence[Mapping[str, Any]]) -> None:
+        """Merge configuration ``name``'s parts (consecutive spans, in order); configurations come in ``names`` order."""
+        if len(self.per_config) >= len(self.names) or self.names[len(self.per_config)] != name:
+            raise ValueError(f"configuration {name!r} added out of order (expected {self.names[len(self.per_config):]})")
+        number = self.number
+        # new strings numbered at their first use (the dict keeps insertion order)
+        number.update(zip(dict.fromkeys(t for part in parts for t in part["strings"] if t not in number),
+                          itertools.count(len(number))))
+        entries: list[Any] = []
+        for part in parts:
+            new = list(map(number.__getitem__, part["strings"]))
+            for e in part["entries"]:
+                if e is not None:
+                    a = e["a"]
+                    a[1:5] = [None if i is None else new[i] for i in a[1:5]]
+                    for x in e["ev"]:
+                        x[0] = new[x[0]]
+                    for x in e["ti"]:
+                        x[0] = new[x[0]]
+                entries.append(e)
+            for j, row in part["rows"]:
+                self.qrows[j] = row
+            if part["settings"] is not None and name not in self.settings:
+                self.settings[name] = part["settings"]
+        self.per_config[name] = entries
+
+    def finish(self) -> dict[str, Any]:
+        """The blob (every configuration added)."""
+        missing = [n for n in self.names if n not in self.per_config]
+        if missing:
+            raise ValueError(f"configurations not added: {missing}")
+        return {
+            "configs": list(self.names),
+            "stages": list(STAGES),
+            "stageHelp": [STAGE_HELP[s] for s in STAGES],
+            "marks": list(MARKS),
+            "strings": list(self.number),
+            "questions": self.qrows,
+            "runs": self.per_config,
+            "settings": self.settings,
+        }
+
+
+def _json_for_script(data: Any) -> str:
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` left to parse as HTML."""
+    # compact; a NaN or infinity (a score, an answer) as null, which JSON.parse reads. Escaped as
+    # UTF-8 bytes (these three characters are single bytes there), decoded once.
+    raw = dumps_strict_bytes(data)
+    return raw.replace(b"&", b"\\u0026").replace(b"<", b"\\u003c").replace(b">", b"\\u003e").decode("utf-8")
+
+
+def browser_json(data: Mapping[str, Any] | None) -> str:
+    """The browser's blob as the page embeds it (:func:`render_html`'s ``data_json``)."""
+    return _json_for_script(data if data is not None else {"configs": [], "questions": [], "runs": {}})
