@@ -16,6 +16,7 @@ from retriever import (
 from tempbench.check.report import RAW_LABELS_OK, CheckReport, exists, pct, rel_path
 from tempbench_core.errors import TempbenchError
 from tempbench_core.layout import DataPaths
+from tempbench_core.schema import format_year
 
 
 def check_kg(report: CheckReport, st: dict[str, Any]) -> None:
@@ -49,7 +50,7 @@ def check_kg(report: CheckReport, st: dict[str, Any]) -> None:
     report.facts["kg"] = {"header": list(kg.header or ()), "read_by_position": kg.header_by_position,
                           "sorted_by_ts": sorted_by_ts, "duplicate_rows": duplicates}
     report.add("info", name, f"{kg.n_rows:,} rows, {kg.n_entities:,} entities, {kg.n_relations:,} relations, years "
-               f"{int(years.min())}-{int(years.max())}; {duplicates:,} exact duplicate row(s); "
+               f"{format_year(years.min())}-{format_year(years.max())}; {duplicates:,} exact duplicate row(s); "
                + ("sorted by ts" if sorted_by_ts else "not sorted by ts (the released file is; CSV load order decides "
                   "which rows the BFS caps keep)"), "kg.summary")
     if kg.header_by_position:

@@ -11,7 +11,7 @@ from typing import Any
 
 from eval.audit.claims import load_claims
 from tempbench_core.jsonl import is_gzip, plain_name
-from tempbench_core.schema import SPLITS
+from tempbench_core.schema import SPLITS, format_year
 
 LEVELS = ("error", "warning", "info")
 RELEASE = "v1.0.1"
@@ -146,6 +146,21 @@ def exists(path: Path | None) -> bool:
     """Whether ``path`` is given and is a regular file."""
     return path is not None and Path(path).is_file()
 
-def fmt_value(value: Any) -> str:
-    """A count as a message shows it: thousands separators, ``n/a`` for none."""
-    return "n/a" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+
+def is_year(quantity: str) -> bool:
+    """Whether a count of the card (:func:`card_counts`) is a year (``kg first year``, ``kg last year``)."""
+    return "year" in quantity
+
+
+def count_cell(quantity: str, value: int | None) -> str | int | None:
+    """A count as a table cell: a year as a plain integer (:func:`~tempbench_core.schema.format_year`), else as is."""
+    return format_year(value) if value is not None and is_year(quantity) else value
+
+
+def count_text(quantity: str, value: Any) -> str:
+    """A count as a message shows it: ``n/a`` for none, a year plain (``2005``), other counts with separators."""
+    if value is None:
+        return "n/a"
+    if is_year(quantity):
+        return format_year(value)
+    return f"{value:,}" if isinstance(value, int) else str(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tempbench.check.report import RELEASE, CheckReport, fmt_value, rel_path
+from tempbench.check.report import RELEASE, CheckReport, count_text, rel_path
 from tempbench_core.layout import DataPaths
 
 
@@ -31,7 +31,7 @@ def check_verdict(report: CheckReport, st: dict[str, Any]) -> None:
     if report.looks_like_release:
         report.add("info", "-", f"looks like the release {RELEASE}: every count matches the card", "release.verdict")
         return
-    shown = "; ".join(f"{r['quantity']} {fmt_value(r['found'])} (card {fmt_value(r['card'])})" for r in differ[:6])
+    shown = "; ".join(f"{r['quantity']} {count_text(r['quantity'], r['found'])} (card {count_text(r['quantity'], r['card'])})" for r in differ[:6])
     more = f"; and {len(differ) - 6} more" if len(differ) > 6 else ""
     if report.generated:
         report.add("info", "-", f"does not look like the release {RELEASE}, as expected of generated data: "
@@ -44,7 +44,7 @@ def check_verdict(report: CheckReport, st: dict[str, Any]) -> None:
     for prefixes, path, meaning in groups:
         mism = [r for r in differ if r["found"] is not None and r["quantity"].startswith(prefixes)]
         if mism:
-            text = "; ".join(f"{r['quantity']} {fmt_value(r['found'])} (card {fmt_value(r['card'])})" for r in mism)
+            text = "; ".join(f"{r['quantity']} {count_text(r['quantity'], r['found'])} (card {count_text(r['quantity'], r['card'])})" for r in mism)
             report.add("warning", rel_path(path, st["root"]), f"{meaning}: {text}; the paper's numbers will not be reproduced",
                        "release.counts")
     report.add("info", "-", f"does not look like the release {RELEASE}: {shown}{more}", "release.verdict")

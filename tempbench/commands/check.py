@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from tempbench.check import RELEASE, CheckReport, check_data
+from tempbench.check.report import count_cell
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import format_cell, info, print_table
@@ -41,17 +42,12 @@ def print_report(report: CheckReport) -> None:
                 [[f["role"], f["path"], "yes" if f["found"] else "no", f.get("form", "-"), f.get("bytes")]
                  for f in report.files])
     print_table(f"counts beside the card (release {RELEASE})", ["quantity", "this data", "card", "same"],
-                [[c["quantity"], _count(c["quantity"], c["found"]), _count(c["quantity"], c["card"]),
+                [[c["quantity"], count_cell(c["quantity"], c["found"]), count_cell(c["quantity"], c["card"]),
                   "yes" if c["match"] else "no"] for c in report.counts])
     print_table("findings", ["level", "file", "message"], [[f.level, f.file, f.message] for f in report.findings])
     summary = report.summary()
     verdict = "looks like" if report.looks_like_release else "does not look like"
     info(f"{verdict} the release {RELEASE}; " + ", ".join(f"{format_cell(n)} {lvl}" for lvl, n in summary.items()))
-
-
-def _count(quantity: str, value: int | None) -> str | int | None:
-    # a year is printed as 1900, not 1,900
-    return str(value) if "year" in quantity and value is not None else value
 
 
 def run(args: argparse.Namespace) -> int:
