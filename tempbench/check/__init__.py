@@ -33,9 +33,11 @@ and what recorded them), :mod:`~tempbench.check.kg` (the KG and its labels),
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from retriever import RetrieverConfig, load_config
 from tempbench.check.baselines import check_baselines
 from tempbench.check.benchmark import check_anchors, check_benchmark, check_flags
 from tempbench.check.files import check_files, check_recorded
@@ -54,6 +56,7 @@ from tempbench.check.report import (
 from tempbench.check.verdict import check_verdict
 from tempbench_core.layout import DataPaths
 from tempbench_core.progress import progress
+from tempbench_core.schema import SHIPPED_CONFIGS
 
 __all__ = ["GOLD_HOPS_OK", "KG_CARD", "LEVELS", "RAW_LABELS_OK", "RELEASE", "CheckReport", "Finding", "card_counts",
            "check_data", "gold_hops_in_kg", "whole_year_text"]
@@ -64,7 +67,7 @@ STEPS = (check_files, check_recorded, check_kg, check_labels, check_benchmark, c
 
 
 def check_data(data: DataPaths, paper_numbers: str | Path | None = None, card: dict[str, int] | None = None,
-               show_progress: bool | None = None) -> CheckReport:
+               show_progress: bool | None = None, configs: Sequence[RetrieverConfig] | None = None) -> CheckReport:
     """Inspect the inputs of ``data`` (see the module docstring for what is checked).
 
     Parameters
@@ -77,11 +80,16 @@ def check_data(data: DataPaths, paper_numbers: str | Path | None = None, card: d
         Override the card's counts (tests); default :func:`card_counts`.
     show_progress:
         Progress bar over the steps (default: on a terminal).
+    configs:
+        The retriever configurations the data will be run with, for the
+        findings that depend on one (exact duplicate rows and ``cap_counts``);
+        default the four shipped ones ``tempbench reproduce`` runs (SPEC §2.6).
     """
     root = Path(data.root) if data.root is not None else None
     report = CheckReport(root=None if root is None else str(root), generated=data.generated)
     card = card_counts(paper_numbers) if card is None else card
-    state: dict[str, Any] = {"data": data, "root": root, "card": card, "found": {}}
+    configs = [load_config(name) for name in SHIPPED_CONFIGS] if configs is None else list(configs)
+    state: dict[str, Any] = {"data": data, "root": root, "card": card, "found": {}, "configs": configs}
     for step in progress(STEPS, total=len(STEPS), description="check", enabled=show_progress):
         step(report, state)
     return report

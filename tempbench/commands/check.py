@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from retriever import load_config
 from tempbench.check import RELEASE, CheckReport, check_data
 from tempbench.check.report import count_cell
 from tempbench.data import add_data_arguments, data_from_args
@@ -30,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "warning = it runs but numbers will differ from the paper's, info. Exit status 0 unless an error (then 2)."
     )
     parser.add_argument("--json", metavar="OUT", help="also write the report as JSON (written atomically)")
+    parser.add_argument("--config", metavar="NAME|FILE", action="append", default=None,
+                        help="a retriever configuration the data will be run with (repeatable; default the four "
+                             "shipped ones 'tempbench reproduce' runs): exact duplicate KG rows are a warning when "
+                             "one counts rows against the caps (cap_counts=rows, the default)")
     parser.add_argument("--paper-numbers", metavar="TOML",
                         help="claims file with the card's counts (default: the shipped configs/paper_numbers.toml)")
     add_data_arguments(parser)
@@ -55,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     data = data_from_args(args)
     if args.json:
         check_output_file(args.json, data.input_files(), "--json")
-    report = check_data(data, paper_numbers=args.paper_numbers)
+    configs = [load_config(name) for name in args.config] if args.config else None
+    report = check_data(data, paper_numbers=args.paper_numbers, configs=configs)
     print_report(report)
     if args.json:
         write_json(Path(args.json), report.to_json())

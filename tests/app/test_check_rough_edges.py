@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from retriever import load_config
 from tempbench.check import check_data
 from tempbench.cli import main
 from tempbench_core.layout import KG_FILE, MANIFEST, find_inputs
@@ -62,3 +63,46 @@ def test_format_year_is_exact_for_long_integers():
     assert format_year(999_999_999_999_999_999) == "999999999999999999"
     assert format_year(-(10**18 - 1)) == "-999999999999999999"
     assert format_year(1994.0) == "1994" and format_year(1994.5) == "1994.5"
+
+
+def _dedupe_then_copy(root: Path, n: int) -> None:
+    """Leave exactly ``n`` exact duplicate rows: the rows made unique, then ``n`` of them written twice."""
+    kg = root / KG_FILE
+    lines = kg.read_text(encoding="utf-8").splitlines(keepends=True)
+    unique = list(dict.fromkeys(lines[1:]))
+    kg.write_text(lines[0] + "".join(unique) + "".join(unique[:n]), encoding="utf-8")
+
+
+def test_duplicate_rows_are_a_warning_under_cap_counts_rows(root, capsys):
+    _dedupe_then_copy(root, 7)
+    report = check_data(find_inputs(root))  # the shipped configurations: cap_counts=rows
+    finding = _finding(report, "kg.duplicates")
+    assert finding.level == "warning" and finding.file == KG_FILE
+    assert finding.message.startswith("7 exact duplicate row(s)")
+    assert "cap_counts=rows" in finding.message and "uses up" in finding.message
+    assert main(["check", "--data", str(root), "--config", "oracle"]) == 0  # a warning: still exit 0
+    assert "under cap_counts=rows (oracle)" in capsys.readouterr().out
+
+
+def test_duplicate_rows_are_info_when_no_configuration_counts_rows(root, tmp_path, capsys):
+    _dedupe_then_copy(root, 3)
+    config = tmp_path / "unique.toml"
+    config.write_text('name = "unique"\ncap_counts = "unique_triples"\n', encoding="utf-8")
+    assert main(["check", "--data", str(root), "--config", str(config), "--json", str(tmp_path / "c.json")]) == 0
+    doc = __import__("json").loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    dup = [f for f in doc["findings"] if f["code"] == "kg.duplicates"]
+    assert [f["level"] for f in dup] == ["info"] and "cap_counts=unique_triples" in dup[0]["message"]
+    # one configuration of two counting rows is enough for the warning
+    report = check_data(find_inputs(root), configs=[load_config(str(config)), load_config("oracle")])
+    assert _finding(report, "kg.duplicates").level == "warning"
+
+
+def test_no_duplicate_finding_without_duplicates(root):
+    _dedupe_then_copy(root, 0)
+    report = check_data(find_inputs(root))
+    assert not [f for f in report.findings if f.code == "kg.duplicates"]
+
+
+def test_an_unknown_check_config_is_an_input_error(root, capsys):
+    assert main(["check", "--data", str(root), "--config", "oracel"]) == 2
+    assert "oracle" in capsys.readouterr().err
