@@ -43,6 +43,7 @@ from tempbench.check.benchmark import check_anchors, check_benchmark, check_flag
 from tempbench.check.files import check_files, check_recorded
 from tempbench.check.gold import check_gold_hops, gold_hops_in_kg
 from tempbench.check.kg import check_kg, check_labels, whole_year_text
+from tempbench.check.origin import find_origin
 from tempbench.check.report import (
     GOLD_HOPS_OK,
     KG_CARD,
@@ -89,7 +90,8 @@ def check_data(data: DataPaths, paper_numbers: str | Path | None = None, card: d
     report = CheckReport(root=None if root is None else str(root), generated=data.generated)
     card = card_counts(paper_numbers) if card is None else card
     configs = [load_config(name) for name in SHIPPED_CONFIGS] if configs is None else list(configs)
-    state: dict[str, Any] = {"data": data, "root": root, "card": card, "found": {}, "configs": configs}
+    origin = find_origin(root)
+    state: dict[str, Any] = {"data": data, "root": root, "card": card, "found": {}, "configs": configs, "origin": origin}
     for step in progress(STEPS, total=len(STEPS), description="check", enabled=show_progress):
         step(report, state)
     return report

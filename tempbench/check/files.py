@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tempbench.check.origin import BUILD_GROUP, Origin
 from tempbench.check.report import CheckReport, exists, file_form, rel_path
 from tempbench_core.digest import sha256_file
 from tempbench_core.jsonl import is_gzip
-from tempbench_core.layout import GZ, LOCK_FILE, MANIFEST, PROVENANCE, DataPaths
+from tempbench_core.layout import GZ, KG_FILE, LABELS_JSON, LABELS_TSV, LOCK_FILE, MANIFEST, PROVENANCE, DataPaths
 from tempbench_core.lock import LockError, compare_lock
 
 
@@ -38,12 +39,15 @@ def check_files(report: CheckReport, st: dict[str, Any]) -> None:
             if p.is_file() and not is_gzip(p) and p.with_name(p.name + GZ).exists():
                 report.add("info", rel_path(p, root), f"both {p.name} and {p.name}{GZ} exist; {p.name} is read", f"{role}.both_forms")
         report.files.append(entry)
+    origin: Origin = st["origin"]
     if not exists(data.kg):
-        report.add("error", rel_path(data.kg, root), "KG edge list not found: the pipeline cannot run "
-                   "(get it with 'tempbench fetch tgb --out DIR')", "kg.missing")
+        name = rel_path(data.kg, root)
+        report.add("error", name, f"KG edge list not found: the pipeline cannot run ({origin.hint(name, 'kg')})",
+                   "kg.missing")
     if not exists(data.benchmark):
-        report.add("error", rel_path(data.benchmark, root), "benchmark_labelled.jsonl not found: the pipeline cannot run "
-                   "(lay out the release with 'tempbench fetch release --from SRC --out DIR')", "benchmark.missing")
+        name = rel_path(data.benchmark, root)
+        report.add("error", name, "benchmark_labelled.jsonl not found: the pipeline cannot run "
+                   f"({origin.hint(name, 'benchmark')})", "benchmark.missing")
     if not exists(data.labels):
         report.add("info", "labels.tsv", "no labels file (labels.tsv or labels.json): labels come only from the "
                    "benchmark files (see the label coverage finding)", "labels.missing")
@@ -81,10 +85,14 @@ def check_recorded(report: CheckReport, st: dict[str, Any]) -> None:
         if changed:
             report.add("warning", MANIFEST, f"{len(changed)} file(s) changed since they were generated: "
                        f"{', '.join(changed)}", "manifest.changed")
-    _locked(report, root)
+    origin: Origin = st["origin"]
+    if origin.kind == "built":
+        report.add("info", LOCK_FILE, f"{origin.describe()}: not the release; its counts differ from the card's "
+                   "by construction", "built")
+    _locked(report, root, origin)
 
 
-def _locked(report: CheckReport, root: Path) -> None:
+def _locked(report: CheckReport, root: Path, origin: Origin) -> None:
     """Compare the root with its lock (``tempbench.lock``: what 'tempbench fetch' laid out, file by file)."""
     try:
         comparison = compare_lock(root)
@@ -98,23 +106,37 @@ def _locked(report: CheckReport, root: Path) -> None:
     changed = [rel for rel, _ in comparison.changed]
     report.facts["lock"] = {
         "file": name, "files": len(lock.files), "changed": changed, "missing": comparison.missing,
-        "sources": {group: {k: entry.get(k) for k in ("source", "fetched_at", "revision") if k in entry}
+        "sources": {group: {k: entry.get(k) for k in ("source", "fetched_at", "revision", "command") if k in entry}
                     for group, entry in sorted(lock.sources.items())},
     }
 
-    def origin(rel: str) -> str:
+    def where(rel: str) -> str:
         entry = lock.files[rel]
         # Groups are the operations that write a lock: 'fetch tgb', 'fetch release', and any other command's name.
         command = f"fetch {entry.group}" if entry.group in ("tgb", "release") else entry.group
         return f"'tempbench {command}' from {entry.source} at {entry.fetched_at}"
 
+    def hint(rel: str) -> str:
+        # a built root's file comes back from the user's file or the recorded command; a fetched one as before
+        return f"; {origin.hint(rel, _role(rel))}" if lock.files[rel].group == BUILD_GROUP else ""
+
     for rel, what in comparison.changed:
-        report.add("warning", rel, f"changed since {origin(rel)} recorded it in {name}: now {what}", "lock.changed")
+        report.add("warning", rel, f"changed since {where(rel)} recorded it in {name}: now {what}{hint(rel)}",
+                   "lock.changed")
     for rel in comparison.missing:
-        report.add("warning", rel, f"missing: {origin(rel)} recorded it in {name}", "lock.missing")
+        report.add("warning", rel, f"missing: {where(rel)} recorded it in {name}{hint(rel)}", "lock.missing")
     if comparison.ok:
-        groups = ", ".join(f"{g} from {e.get('source')} at {e.get('fetched_at')}" for g, e in sorted(lock.sources.items()))
+        groups = ", ".join(origin.describe() if g == BUILD_GROUP else f"{g} from {e.get('source')} at {e.get('fetched_at')}"
+                           for g, e in sorted(lock.sources.items()))
         report.add("info", name, f"{len(comparison.ok)} of {len(lock.files)} file(s) match what {name} records "
                    f"({groups})", "lock.ok")
 
 
+
+
+def _role(rel: str) -> str:
+    """The role of a data-root file by its layout name (``kg``, ``labels``, else ``benchmark``)."""
+    plain = rel[: -len(GZ)] if rel.endswith(GZ) else rel
+    if plain == KG_FILE:
+        return "kg"
+    return "labels" if plain in (LABELS_TSV, LABELS_JSON) else "benchmark"
