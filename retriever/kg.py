@@ -44,6 +44,7 @@ import numpy as np
 from retriever.strings import IdLookup
 from tempbench_core.errors import InputError
 from tempbench_core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines, require_file
+from tempbench_core.schema import format_year
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -59,7 +60,7 @@ _INT = re.compile(r"[ \t]*[+-]?[0-9]{1,18}[ \t]*")
 # An integer of any length: what is out of range rather than not an integer.
 _ANY_INT = re.compile(r"[ \t]*[+-]?[0-9]+[ \t]*")
 #: The range of a ``ts`` (what :data:`_INT` accepts), for the message of one outside it.
-TS_RANGE_TEXT = "an integer year from -999,999,999,999,999,999 to 999,999,999,999,999,999 (18 digits)"
+TS_RANGE_TEXT = f"an integer year from {format_year(-(10**18 - 1))} to {format_year(10**18 - 1)} (18 digits)"
 _CHUNK_ROWS = 2_000_000
 
 

@@ -11,11 +11,14 @@ Exit codes: 0 success, 2 user error (bad input or arguments), 1 internal error
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from tempbench_core.errors import TempbenchError
 from tempbench_core.text import terminal_text
@@ -50,12 +53,67 @@ class _Parser(argparse.ArgumentParser):
     is; an argument pasted from a file may hold an ESC or BEL.
     """
 
+    #: The parser of the chosen subcommand, whose options a mistyped one is matched against.
+    suggest_from: argparse.ArgumentParser | None = None
+    #: The command line as typed (a required option reported missing may be there, mistyped).
+    typed: tuple[str, ...] = ()
+
     def _print_message(self, message: str, file: Any = None) -> None:
         super()._print_message(terminal_text(message, keep_newlines=True) if message else message, file)
 
+    def error(self, message: str) -> NoReturn:
+        """Exit 2 with the message and a did-you-mean for a mistyped subcommand, option or choice."""
+        child = self.suggest_from
+        if child is not None and message.startswith("unrecognized arguments: "):
+            child.error(message)  # the subcommand's usage and options, not the top level's
+        super().error(message + suggestion(message, self, self.typed))
 
-def build_parser(selected: str | None) -> argparse.ArgumentParser:
-    """Parser with every subcommand listed; only ``selected`` gets its options."""
+
+def suggestion(message: str, parser: argparse.ArgumentParser, typed: Sequence[str] = ()) -> str:
+    """`` (did you mean ...?)`` for what an argparse error ``message`` says is wrong, else ``""``.
+
+    An invalid choice (a subcommand, an option's value) is matched against the
+    choices the message lists; an unrecognized option against the options of
+    ``parser`` (:func:`difflib.get_close_matches`, as :func:`~tempbench_core.errors.did_you_mean`);
+    for a missing required option, the options of ``typed`` that ``parser`` does not know.
+    """
+    choice = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+    if choice:
+        close = difflib.get_close_matches(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)), n=1)
+        return f" (did you mean {close[0]!r}?)" if close else ""
+    options = _long_options(parser)
+    if message.startswith("unrecognized arguments: "):
+        tokens = message[len("unrecognized arguments: "):].split()
+    elif message.startswith("the following arguments are required: "):
+        tokens = [a for a in typed if a.startswith("--") and a.split("=", 1)[0] not in options]
+    else:
+        return ""
+    hints = []
+    for token in tokens:
+        if token.startswith("--"):
+            close = difflib.get_close_matches(token.split("=", 1)[0], options, n=1)
+            if close:
+                hints.append(f"{token.split('=', 1)[0]}: did you mean {close[0]}?")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and the parsers of its subcommands, at any depth."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += _parsers(child)
+    return found
+
+
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
+    """The ``--`` options of ``parser`` and of its subcommands' parsers (``fetch tgb``'s), in order, once each."""
+    return list(dict.fromkeys(o for each in _parsers(parser) for o in each._option_string_actions if o.startswith("--")))
+
+
+def build_parser(selected: str | None, typed: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """Parser with every subcommand listed; only ``selected`` gets its options (``typed``: the command line, for hints)."""
     parser = _Parser(
         prog="tempbench",
         description=(
@@ -73,16 +131,41 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
         child.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show full tracebacks on errors")
         if name == selected:
             importlib.import_module(module_name).add_arguments(child)
+            parser.suggest_from = child
+            for each in (parser, *_parsers(child)):
+                each.typed = tuple(typed)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point; returns the process exit code."""
+    """Console entry point; returns the process exit code.
+
+    A closed stdout (``tempbench score RUN | head``) ends any command quietly
+    with exit status 0: what was asked for was read. stdout is pointed at
+    ``/dev/null`` so that the interpreter's last flush cannot fail again.
+    """
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 0
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # no real stdout (tests capture it): nothing will be flushed to a closed pipe
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     selected = next((a for a in args_list if not a.startswith("-")), None)
     if selected not in COMMANDS:
         selected = None
-    parser = build_parser(selected)
+    parser = build_parser(selected, args_list)
     args = parser.parse_args(args_list)
     if args.command is None:
         parser.print_help()
@@ -105,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("tempbench: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        return 0
+        raise  # main's to handle, wherever it happens
     except Exception as exc:  # noqa: BLE001 - last line of defence
         if debug:
             raise

@@ -9,6 +9,7 @@ shown as written, and rich's emoji codes (``:warning:``) are not replaced.
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +37,23 @@ def _numeric_column(cells: Sequence[Any]) -> bool:
     return seen
 
 
+def _console(**kwargs: Any) -> Any:
+    """A rich console whose closed stdout raises :class:`BrokenPipeError` for the entry point to handle.
+
+    rich's own handling ends the process with exit status 1 from inside the
+    library; ``tempbench ... | head`` is no failure, and the one place that
+    decides how a closed stdout ends a command is :func:`tempbench.cli.main`.
+    """
+    from rich.console import Console
+
+    class _PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "stdout was closed")
+
+    return _PipeConsole(**kwargs)
+
+
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], wrapped: bool = False) -> None:
     """Print a table with rich (plain ASCII box when not a terminal).
 
@@ -48,11 +66,10 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
     text it wrapped).
     """
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    console = _console()
     terminal = console.is_terminal
     title = terminal_text(title)
     # The table is at least as wide as its title, so the title stays on one line.
@@ -66,7 +83,7 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
         table.add_row(*(Text(terminal_text(format_cell(v), keep_newlines=wrapped)) for v in row))
     if not terminal:
         natural = console.measure(table, options=console.options.update(width=100_000)).maximum
-        console = Console(width=max(natural, 80))
+        console = _console(width=max(natural, 80))
     console.print(table)
 
 

@@ -73,7 +73,16 @@ def whole_year(t_query: Any) -> int | None:
 
 
 def format_year(value: Any) -> str:
-    """A time for people: ``1994`` for a whole number, else the float's shortest text."""
+    """A time for people: ``1994`` for a whole number, else the float's shortest text.
+
+    The one rule for printing a year or a timestamp: a plain integer, never with
+    thousands separators (``1900``, not ``1,900``). An integer is printed exactly,
+    however long (a float would round ``999999999999999999``).
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu":
+        return str(int(value))
     year = whole_year(value)
     return str(year) if year is not None else repr(float(value))
 

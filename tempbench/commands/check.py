@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from retriever import load_config
 from tempbench.check import RELEASE, CheckReport, check_data
+from tempbench.check.report import count_cell
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import format_cell, info, print_table
@@ -29,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "warning = it runs but numbers will differ from the paper's, info. Exit status 0 unless an error (then 2)."
     )
     parser.add_argument("--json", metavar="OUT", help="also write the report as JSON (written atomically)")
+    parser.add_argument("--config", metavar="NAME|FILE", action="append", default=None,
+                        help="a retriever configuration the data will be run with (repeatable; default the four "
+                             "shipped ones 'tempbench reproduce' runs): exact duplicate KG rows are a warning when "
+                             "one counts rows against the caps (cap_counts=rows, the default)")
     parser.add_argument("--paper-numbers", metavar="TOML",
                         help="claims file with the card's counts (default: the shipped configs/paper_numbers.toml)")
     add_data_arguments(parser)
@@ -41,7 +47,7 @@ def print_report(report: CheckReport) -> None:
                 [[f["role"], f["path"], "yes" if f["found"] else "no", f.get("form", "-"), f.get("bytes")]
                  for f in report.files])
     print_table(f"counts beside the card (release {RELEASE})", ["quantity", "this data", "card", "same"],
-                [[c["quantity"], _count(c["quantity"], c["found"]), _count(c["quantity"], c["card"]),
+                [[c["quantity"], count_cell(c["quantity"], c["found"]), count_cell(c["quantity"], c["card"]),
                   "yes" if c["match"] else "no"] for c in report.counts])
     print_table("findings", ["level", "file", "message"], [[f.level, f.file, f.message] for f in report.findings])
     summary = report.summary()
@@ -49,17 +55,13 @@ def print_report(report: CheckReport) -> None:
     info(f"{verdict} the release {RELEASE}; " + ", ".join(f"{format_cell(n)} {lvl}" for lvl, n in summary.items()))
 
 
-def _count(quantity: str, value: int | None) -> str | int | None:
-    # a year is printed as 1900, not 1,900
-    return str(value) if "year" in quantity and value is not None else value
-
-
 def run(args: argparse.Namespace) -> int:
     """Check; write ``--json``; exit 0 unless an error-level finding (2)."""
     data = data_from_args(args)
     if args.json:
         check_output_file(args.json, data.input_files(), "--json")
-    report = check_data(data, paper_numbers=args.paper_numbers)
+    configs = [load_config(name) for name in args.config] if args.config else None
+    report = check_data(data, paper_numbers=args.paper_numbers, configs=configs)
     print_report(report)
     if args.json:
         write_json(Path(args.json), report.to_json())

@@ -415,10 +415,19 @@ def build_world(scale: str | Scale = "small", seed: int = 42, catalogue: Catalog
     sc = SCALES[scale] if isinstance(scale, str) else scale
     cat = catalogue if catalogue is not None else default_catalogue()
     b = _Builder(sc, seed, cat.type_shares)
-    rng = b.rng
     labels, unlabeled, n_mayors = _entity_labels(b)
+    rel_ids, rel_labels, generic_specs = _relations(b, cat)
+    rindex = {p: i for i, p in enumerate(rel_ids)}
+    _draw_facts(b, list(cat.relations) + generic_specs, rindex, n_mayors)
+    head, tail, rel, year = _rows(b, generic_specs, rindex)
+    entity_ids, label_map = _ids_and_labels(b, labels, unlabeled, rel_ids, rel_labels)
+    return World(head.astype(np.int32), tail.astype(np.int32), rel.astype(np.int32), year.astype(np.int64),
+                 entity_ids, rel_ids, label_map, b.etype.copy(), sc)
 
-    # Relations: the named ones (plus their mirrors), then generic ones.
+
+def _relations(b: _Builder, cat: Catalogue) -> tuple[list[str], list[str], list[RelSpec]]:
+    """Relation ids and labels: the named ones (plus their mirrors), then generic ones; the generic specs."""
+    sc, rng = b.scale, b.rng
     named = list(cat.relations)
     rel_ids: list[str] = []
     rel_labels: list[str] = []
@@ -445,9 +454,12 @@ def build_world(scale: str | Scale = "small", seed: int = 42, catalogue: Catalog
         generic_specs.append(RelSpec(f"P{num}", lab, st, ot, kind, float(rng.choice([3, 5, 8, 15])), float(gw[i])))
         rel_ids.append(f"P{num}")
         rel_labels.append(lab)
-    rindex = {p: i for i, p in enumerate(rel_ids)}
+    return rel_ids, rel_labels, generic_specs
 
-    specs = named + generic_specs
+
+def _draw_facts(b: _Builder, specs: list[RelSpec], rindex: dict[str, int], n_mayors: int) -> None:
+    """Draw every relation's facts into ``b.parts``: careers first, then the others by their share of the rows."""
+    sc = b.scale
     total_w = sum(s.weight for s in specs)
     budget_rows = sc.n_rows * 0.95
     # subject -> its office, for the holders' P39/P1308 mirror rows
@@ -484,6 +496,10 @@ def build_world(scale: str | Scale = "small", seed: int = 42, catalogue: Catalog
             b.add(rindex["P39"], o[has], office[s[has]], y[has])
             b.add(rindex["P1308"], office[s[has]], o[has], y[has])
 
+
+def _rows(b: _Builder, generic_specs: list[RelSpec], rindex: dict[str, int]) -> tuple[np.ndarray, ...]:
+    """The drawn facts as exactly ``n_rows`` int32 rows ``(head, tail, rel, year)``, sorted by year."""
+    sc, rng = b.scale, b.rng
     b._pools.clear()
     head = np.concatenate([p[0] for p in b.parts])
     tail = np.concatenate([p[1] for p in b.parts])
@@ -492,19 +508,23 @@ def build_world(scale: str | Scale = "small", seed: int = 42, catalogue: Catalog
     b.parts.clear()
     # overlapping runs of one fact would repeat rows: keep each (s, r, o, ts) once
     # (the exact duplicates the real file has are added back, few, by _fit_to_target)
-    first = _first_occurrences(head, tail, rel, year, b.n, len(rel_ids), sc)
+    first = _first_occurrences(head, tail, rel, year, b.n, len(rindex), sc)
     head, tail, rel, year = head[first], tail[first], rel[first], year[first]
     head, tail, rel, year = _fit_to_target(b, head, tail, rel, year, generic_specs, rindex)
     head, tail, rel, year = (a.astype(np.int32) for a in (head, tail, rel, year))
-
     # Sort by year; within a year the order is random (the real file's is arbitrary).
     # (= np.lexsort((rng.random(n), year)): a stable sort by the random key, then a
     # stable sort by year, which numpy does by radix on int16 years; same order, ties included)
     by_key = np.argsort(rng.random(len(year)), kind="stable")
     span_dtype = np.int16 if sc.year_max - sc.year_min < 2**15 else np.int64
     order = by_key[np.argsort((year[by_key] - sc.year_min).astype(span_dtype), kind="stable")]
-    head, tail, rel, year = head[order], tail[order], rel[order], year[order]
+    return head[order], tail[order], rel[order], year[order]
 
+
+def _ids_and_labels(b: _Builder, labels: list[str], unlabeled: np.ndarray, rel_ids: list[str],
+                    rel_labels: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Random distinct QIDs for the entities, and the label of every id that has one."""
+    rng = b.rng
     qnums = np.unique(rng.integers(1, 130_000_000, size=int(b.n * 1.2) + 10))
     qnums = rng.permutation(qnums)[: b.n]
     entity_ids = [f"Q{q}" for q in qnums.tolist()]
@@ -514,8 +534,7 @@ def build_world(scale: str | Scale = "small", seed: int = 42, catalogue: Catalog
             label_map[qid] = labels[i]
     for pid, lab in zip(rel_ids, rel_labels, strict=True):
         label_map[pid] = lab
-    return World(head.astype(np.int32), tail.astype(np.int32), rel.astype(np.int32), year.astype(np.int64),
-                 entity_ids, rel_ids, label_map, b.etype.copy(), sc)
+    return entity_ids, label_map
 
 
 def _first_occurrences(head: np.ndarray, tail: np.ndarray, rel: np.ndarray, year: np.ndarray, n_ent: int, n_rel: int,

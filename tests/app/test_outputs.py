@@ -74,7 +74,14 @@ def test_an_output_in_a_missing_folder_is_an_error(data, tmp_path, capsys):
 
 def test_a_directory_output_refuses_a_data_root_and_a_folder_of_notes(data, tmp_path, capsys):
     kg = data / "tkgl-smallpedia_edgelist.csv"
-    _refused(["build-benchmark", "--kg", str(kg), "--out", str(data)], kg, capsys, "holds files tempbench did not write")
+    # the KG's own folder may be --out (issue 24), but not over the benchmark files someone else put there
+    bench = data / "benchmark" / "benchmark_labelled.jsonl"
+    _refused(["build-benchmark", "--kg", str(kg), "--out", str(data)], bench, capsys,
+             "a benchmark file this command did not write is already there")
+    other = tmp_path / "other"
+    other.mkdir()
+    _refused(["build-benchmark", "--kg", str(kg), "--out", str(other.parent / "data" / "benchmark")], bench, capsys,
+             "holds files tempbench did not write")
     notes = tmp_path / "mine"
     notes.mkdir()
     (notes / "notes.txt").write_text("my notes\n", encoding="utf-8")

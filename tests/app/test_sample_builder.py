@@ -211,7 +211,7 @@ def test_random_kgs_keep_every_invariant(tmp_path_factory, rows, unlabeled, seed
 @given(rows=st.lists(st.tuples(st.integers(2000, 2003), st.integers(0, 6), st.integers(0, 6), st.integers(0, 2)),
                      min_size=1, max_size=40))
 def test_kg_view_neighbourhoods_match_a_slow_loop(rows) -> None:
-    from tempbench.sample.builder import _KGView
+    from tempbench.sample.kgview import KGView as _KGView
 
     head = np.array([h for _, h, _, _ in rows], dtype=np.int64)
     tail = np.array([t for _, _, t, _ in rows], dtype=np.int64)

@@ -23,7 +23,8 @@ from reference.sample_checks import check_root
 
 from tempbench.cli import main
 from tempbench.sample import SCALE_NAMES, generate_sample, resolve_scale
-from tempbench.sample.builder import _fact_order, _KGView
+from tempbench.sample.kgview import KGView as _KGView
+from tempbench.sample.kgview import fact_order as _fact_order
 from tempbench.sample.world import _Builder, _first_occurrences, scale_for_rows
 from tempbench.sample.write import join_lines
 
