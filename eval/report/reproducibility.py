@@ -37,6 +37,7 @@ from tempbench_core.schema import SHIPPED_CONFIGS
 
 PLOT = "reproducibility"
 JSON_NAME = "reproducibility.json"
+META_NAME = "reproducibility.meta.json"
 
 
 def baseline_runs(baselines: Path, configs: Sequence[str] = SHIPPED_CONFIGS) -> dict[str, Path] | None:
@@ -49,12 +50,14 @@ def baseline_runs(baselines: Path, configs: Sequence[str] = SHIPPED_CONFIGS) -> 
 
 def reproducibility_report(baselines: Path, runs: Mapping[str, Path | Mapping[Any, Any]],
                            questions: Sequence[Mapping[str, Any]], out: Path, split: str | None,
-                           workers: int = 1) -> dict[str, Any] | None:
+                           workers: int = 1, provenance: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """Compare the baselines' runs with the job's, write ``reproducibility.json`` and the plot; ``None`` without baselines.
 
     Returns ``{"result", "extras", "plot"}`` (``plot`` the PNG's path, or
     ``None`` when no effect is defined), or ``{"error": message}`` when the
-    baselines cannot be compared (the report says why).
+    baselines cannot be compared (the report says why). ``provenance`` (the
+    job's record) goes to ``reproducibility.meta.json`` beside the JSON, whose
+    keys stay exactly SPEC §8's.
     """
     original = baseline_runs(baselines)
     if original is None:
@@ -66,6 +69,8 @@ def reproducibility_report(baselines: Path, runs: Mapping[str, Path | Mapping[An
                                  split=split, workers=workers, extras=extras)
     except TempbenchError as exc:
         return {"error": str(exc)}
+    if provenance is not None:
+        write_json(out / META_NAME, {"provenance": dict(provenance)})
     write_json(out / JSON_NAME, result)
     plot = out / "plots" / f"{PLOT}.png"
     drawn = plot_effects(result, plot)

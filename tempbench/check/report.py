@@ -11,12 +11,10 @@ from typing import Any
 
 from eval.audit.claims import load_claims
 from tempbench_core.jsonl import is_gzip, plain_name
+from tempbench_core.provenance import KG_CARD, RELEASE
 from tempbench_core.schema import SPLITS, format_year
 
 LEVELS = ("error", "warning", "info")
-RELEASE = "v1.0.1"
-#: The KG of the card (SPEC §1.1): tkgl-smallpedia as TGB 2.0 ships it.
-KG_CARD = {"kg rows": 550_376, "kg entities": 47_433, "kg relations": 283, "kg first year": 1900, "kg last year": 2024}
 #: Below this share of gold hops found at a valid year, the KG is another version (a warning).
 GOLD_HOPS_OK = 0.99
 #: Above this share of KG entities or relations rendered as raw ids, a warning. The card itself says

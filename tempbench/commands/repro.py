@@ -11,6 +11,7 @@ against ``--baseline``) with a one-line reading of each figure, and with
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from eval.keyspace import KEY_CHOICES
@@ -27,7 +28,7 @@ from eval.repro.reading import (
 )
 from eval.repro.values import parse_measures, per_question_names
 from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, RunMismatchError
@@ -123,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
     original, reproduced = pair_folders(args)
     paths = [*original.values(), *reproduced.values()]
     if args.json:
-        check_output_file(args.json, [*paths, *data_from_args(args).input_files()], "--json")
+        inputs = [*paths, *data_from_args(args).input_files()]
+        check_output_file(args.json, inputs, "--json")
+        check_output_file(provenance_path(args.json), inputs, "--json's .meta.json")
     check_runs(args, *map(str, paths))
     questions, _, _ = load_inputs(args)
     extras: dict[str, Any] = {}
@@ -131,9 +134,28 @@ def run(args: argparse.Namespace) -> int:
                              split=args.split, key=args.key, workers=workers, extras=extras)
     print_figures(result, extras, options)
     if args.json:
+        # the object keeps exactly the keys of SPEC §8; where its data came from goes beside it, as a run's .meta.json
+        write_json(provenance_path(args.json), {"provenance": repro_provenance(args).to_json()})
         write_json(args.json, result)
-        info(f"wrote {args.json}")
+        info(f"wrote {args.json} and {provenance_path(args.json)}")
     return 0
+
+
+def provenance_path(json_path: str | Path) -> Path:
+    """``repro.json`` -> ``repro.meta.json``: the data's origin and the command line of that JSON."""
+    path = Path(json_path)
+    stem = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
+    return path.with_name(stem + ".meta.json")
+
+
+def repro_provenance(args: argparse.Namespace) -> Any:
+    """The data's origin and the command line of this comparison (every option that changes the JSON)."""
+    return command_provenance(data_from_args(args), [
+        "repro", absolute_or_none(args.original), absolute_or_none(args.reproduced)], [
+        ("--baseline", args.baseline), ("--measures", ",".join(args.measures)), ("--split", args.split),
+        ("--key", args.key), ("--rbo-p", args.rbo_p), ("--rbo-depth", args.rbo_depth), ("--ktu-cut", args.ktu_cut),
+        ("--rbo-both-empty", args.rbo_both_empty), ("--trp-empty", args.trp_empty),
+        ("--json", absolute_or_none(args.json)), ("--force", args.force)], kg=False)
 
 
 def print_figures(result: dict[str, Any], extras: dict[str, Any], options: ReproOptions) -> None:

@@ -175,7 +175,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
         diffs = diff_baselines(Path(data.baselines), runs, inputs.questions, inputs.flags, out)
         # SPEC §8: the published per-question runs of the four configurations against ours
         repro = reproducibility_report(Path(data.baselines), {n: out / "runs" / f"{n}.jsonl" for n in inputs.names},
-                                       inputs.questions, out, split, workers)
+                                       inputs.questions, out, split, workers, provenance.to_json())
         timings["diff and reproducibility"] = time.perf_counter() - t0
     plots = {**attribution_plot.result(), **score_plots.result()}
     t0 = time.perf_counter()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import warnings
 from pathlib import Path
 
@@ -139,6 +140,22 @@ def test_json_has_exactly_the_issue_keys(result: dict) -> None:
     assert list(result["effects"]) == ["nonoracle", "stale_blind", "hop3_k25"]
     assert all(list(e) == ["er", "delta_ri"] for e in result["effects"].values())
     json.dumps(result, allow_nan=False)  # strict JSON
+
+
+def test_provenance_beside_the_json_reruns_to_the_same_bytes(folders: dict, tmp_path: Path, monkeypatch) -> None:
+    """``OUT.meta.json``: the data's origin and a command line that writes the same JSON again, from any folder."""
+    out = tmp_path / "first.json"
+    assert main(["repro", str(folders["root"] / "orig"), str(folders["root"] / "rep"), "--data", str(folders["data"]),
+                 "--workers", "1", "--rbo-p", "0.9", "--json", str(out)]) == 0
+    provenance = json.loads((tmp_path / "first.meta.json").read_text(encoding="utf-8"))["provenance"]
+    assert provenance["origin"] == "generated" and provenance["data"] == str(Path(folders["data"]).resolve())
+    words = shlex.split(provenance["command"])
+    assert words[:2] == ["tempbench", "repro"] and "--rbo-p" in words and Path(words[2]).is_absolute()
+    first = out.read_bytes()
+    out.unlink()
+    monkeypatch.chdir(tmp_path.parent)
+    assert main(words[1:]) == 0
+    assert out.read_bytes() == first
 
 
 def test_measure_keys_as_given(folders: dict) -> None:

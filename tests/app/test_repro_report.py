@@ -44,3 +44,7 @@ def test_reproduce_writes_the_reproducibility_section(small_sample: Path, small_
                  "--workers", "1", "--json", str(again)]) == 0
     assert written == json.loads(again.read_text(encoding="utf-8"))
     assert written["configs"]["stale_blind"]["rmse"]["CCR"] > 0  # the option changes the stale-blind run
+    # provenance beside each JSON (SPEC §8's object keeps its keys): the job's, and the repro command's
+    job = json.loads((out / "reproducibility.meta.json").read_text(encoding="utf-8"))["provenance"]
+    assert job["origin"] == "generated" and job["command"].startswith("tempbench reproduce ")
+    assert json.loads((tmp_path / "repro.meta.json").read_text(encoding="utf-8"))["provenance"]["origin"] == "generated"
