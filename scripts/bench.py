@@ -101,6 +101,12 @@ class Checkout:
     def run(self, *args: str, cwd: Path) -> Timed:
         return timed([*self.cli(), *args], cwd=cwd, env=self.env())
 
+    def cache_flag(self, command: str) -> str:
+        """The index-cache option of ``command`` in this version (the first release's ``index`` called it ``--cache``)."""
+        help_text = subprocess.run([*self.cli(), command, "--help"], env=self.env(), capture_output=True, text=True,
+                                   check=True).stdout
+        return "--cache-dir" if "--cache-dir" in help_text else "--cache"
+
 
 def current(workdir: Path) -> Checkout:
     return Checkout("current", ROOT, workdir / "cache-current")
@@ -150,18 +156,20 @@ def section_versus(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             shutil.rmtree(out, ignore_errors=True)
             return c.run("reproduce", "--data", str(full), "--split", "all", "--out", str(out), cwd=workdir)
 
-        def build(c: Checkout) -> Timed:
+        flags = {(c.label, command): c.cache_flag(command) for c in (now, other) for command in ("index", "run")}
+
+        def build(c: Checkout, flags: dict[tuple[str, str], str] = flags) -> Timed:
             shutil.rmtree(workdir / f"large-cache-{c.label}", ignore_errors=True)
-            return c.run("index", "--data", str(large), "--cache-dir", str(workdir / f"large-cache-{c.label}"),
-                         cwd=workdir)
+            cache = str(workdir / f"large-cache-{c.label}")
+            return c.run("index", "--data", str(large), flags[c.label, "index"], cache, cwd=workdir)
 
-        def reload(c: Checkout) -> Timed:
-            return c.run("index", "--data", str(large), "--cache-dir", str(workdir / f"large-cache-{c.label}"),
-                         cwd=workdir)
+        def reload(c: Checkout, flags: dict[tuple[str, str], str] = flags) -> Timed:
+            cache = str(workdir / f"large-cache-{c.label}")
+            return c.run("index", "--data", str(large), flags[c.label, "index"], cache, cwd=workdir)
 
-        def run_large(c: Checkout) -> Timed:
+        def run_large(c: Checkout, flags: dict[tuple[str, str], str] = flags) -> Timed:
             return c.run("run", "--data", str(large), "--config", "oracle", "--split", "all", "--workers", "1",
-                         "--cache-dir", str(workdir / f"large-cache-{c.label}"),
+                         flags[c.label, "run"], str(workdir / f"large-cache-{c.label}"),
                          "--out", str(workdir / f"large-run-{c.label}.jsonl"), cwd=workdir)
 
         for name, measure in (("reproduce_full_all", reproduce), ("large_kg_build", build),
