@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tempbench_core.atomic import write_json
 from tempbench_core.errors import OutputError
+from tempbench_core.runfile import meta_path
 
 LEDGER = ".tempbench-output.json"
 #: The default output directory of ``run`` and ``reproduce``.
@@ -58,9 +59,13 @@ def check_output_file(path: str | Path, inputs: Iterable[str | Path | None] = ()
         raise OutputError(out, f"{what} is a directory, not a file")
     if not out.parent.is_dir():
         raise OutputError(out, f"the folder {out.parent} does not exist (create it first; {what} does not create folders)")
-    for source in inputs:
-        if source is not None and Path(source).exists() and _same(out, Path(source)):
-            raise OutputError(out, f"{what} is an input of this command ({source}); choose another path")
+    for given in inputs:
+        if given is None:
+            continue
+        # a run's .meta.json is read with it (the run-vs-data check): it is an input too
+        for source in (Path(given), meta_path(given)):
+            if source.exists() and _same(out, source):
+                raise OutputError(out, f"{what} is an input of this command ({source}); choose another path")
     return out
 
 

@@ -63,6 +63,23 @@ def test_score_json_over_the_run_and_labels_out_over_the_labels(data, tmp_path, 
     _refused(["labels", "--data", str(data), "--out", str(labels)], labels, capsys, "is an input")
 
 
+def test_no_output_lands_on_a_runs_meta_json(data, tmp_path, capsys):
+    """A run's ``.meta.json`` is read with the run (its inputs' digests): score, diff, repro and export never write it."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    run = runs / "oracle.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(data), "--out", str(run), "--split", "all"]) == 0
+    capsys.readouterr()
+    meta = runs / "oracle.meta.json"
+    _refused(["score", str(run), "--data", str(data), "--json", str(meta)], meta, capsys, "is an input")
+    _refused(["score", str(run), "--data", str(data), "--per-question", str(meta)], meta, capsys, "is an input")
+    _refused(["diff", str(run), str(run), "--data", str(data), "--json", str(meta)], meta, capsys, "is an input")
+    # repro --json runs/oracle.json would put its own .meta.json on the run's
+    _refused(["repro", str(runs), str(runs), "--data", str(data), "--json", str(runs / "oracle.json")], meta, capsys,
+             "is an input")
+    assert not (runs / "oracle.json").exists()
+
+
 def test_an_output_in_a_missing_folder_is_an_error(data, tmp_path, capsys):
     run = tmp_path / "r.jsonl"
     assert main(["run", "--config", "oracle", "--data", str(data), "--out", str(run), "--split", "all"]) == 0
