@@ -119,6 +119,11 @@ def _matches(out: Path, entry: LockedFile) -> bool:
     return path.is_file() and path.stat().st_size == entry.bytes and sha256_file(path) == entry.sha256
 
 
+def _first_names(names: list[str], most: int) -> str:
+    """The first ``most`` names, comma-separated, with ``...`` when there are more (a message stays one line)."""
+    return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
+
+
 def _summary(files: dict[str, LockedFile]) -> dict[str, dict[str, Any]]:
     return {rel: {"bytes": f.bytes, "sha256": f.sha256} for rel, f in sorted(files.items())}
 
@@ -218,9 +223,8 @@ def _extract_kg(source: Source, session: Session, options: FetchOptions,
         members = archive.find(KG_FILE)
         if not members:
             names = archive.names
-            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
             raise FetchError(f"{source.shown}: the archive has no {KG_FILE} (it holds {len(names)} file(s): "
-                             f"{shown or 'none'})")
+                             f"{_first_names(names, 8) or 'none'})")
         _free_space(session.out, archive.members[members[0]].size, source.shown)
         record = archive.extract(members[0], staged, ExtractBudget(options))
         if record["bytes"] == 0:
@@ -458,14 +462,13 @@ def _release_notes(src: Source, revision: str | None, release: _StagedRelease, r
     notes = [f"laid out {len(release.records)} file(s) from {src.shown}" + (f" (revision {revision})" if revision else "")]
     if retired:
         notes.append(f"removed {len(retired)} file(s) of the previous release that this one does not have: "
-                     + ", ".join(retired[:5]) + (", ..." if len(retired) > 5 else ""))
+                     + _first_names(retired, 5))
     for base in _BENCH_NAMES[1:]:
         if not any(f"{BENCHMARK_DIR}/{c}" in release.records for c in layout_candidates(base)):
             notes.append(f"the release has no {base} (see 'tempbench check')")
-    left_out = release.left_out
-    if left_out:
-        shown = ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else "")
-        notes.append(f"left out {len(left_out)} file(s) the pipeline does not read: {shown}")
+    if release.left_out:
+        notes.append(f"left out {len(release.left_out)} file(s) the pipeline does not read: "
+                     f"{_first_names(release.left_out, 5)}")
     return notes
 
 
