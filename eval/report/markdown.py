@@ -120,6 +120,161 @@ def definition_lines(scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return out
 
 
+def _image(plots: Mapping[str, Path], name: str, caption: str) -> list[str]:
+    """The Markdown lines linking plot ``name``, or none when it was not drawn."""
+    return [f"![{caption}](plots/{name}.png)", ""] if name in plots else []
+
+
+def meta_lines(meta: Mapping[str, Any] | None) -> list[str]:
+    """The free ``key -> value`` facts printed under the report's title."""
+    lines = [f"- **{key}**: {markdown_text(value)}" for key, value in (meta or {}).items()]
+    return lines + [""] if meta else lines
+
+
+def headline_lines(scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The report section "Headline": the definitions and one row per configuration."""
+    cols, rows = headline_rows(scores)
+    return ["## Headline (SPEC §3.2, §3.5, §3.7)", "", *definition_lines(scores), "", md_table(cols, rows), ""]
+
+
+def published_lines(scores: Mapping[str, Mapping[str, Any]], diffs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The report section comparing the run with the published outputs (SPEC §1.4), if there are any."""
+    pub_cols, pub_rows = published_rows(scores, diffs)
+    if not pub_rows:
+        return []
+    return ["## Published outputs beside the reproduction (SPEC §1.4)", "",
+            "Ours: this reproduction's run. Reported: the value a published metric table gives. Of their "
+            "evidence: the published per-question evidence scored by this scorer. Details per file under "
+            "*Diff against published baselines*.", "", md_table(pub_cols, pub_rows), ""]
+
+
+def slice_lines(scores: Mapping[str, Mapping[str, Any]], plots: Mapping[str, Path]) -> list[str]:
+    """The report sections "By complexity" and "By operator", each with its plot."""
+    lines: list[str] = []
+    for field in ("complexity", "operator"):
+        cols, rows = slice_rows(scores, field)
+        lines += [f"## By {field}", "", md_table(cols, rows), ""]
+        lines += _image(plots, f"by_{field}", f"TRP and CCR by {field}")
+    return lines
+
+
+def negatives_lines(scores: Mapping[str, Mapping[str, Any]], plots: Mapping[str, Path]) -> list[str]:
+    """The report section on typed negatives (SPEC §2.4, §3.3): filtered vs stale-blind when both ran."""
+    both = "oracle" in scores and "stale_blind" in scores
+    lines = ["## Filtered vs stale-blind (SPEC §2.4, §3.3)", ""] if both else []
+    neg_names = sorted({n for s in scores.values() for n in (s.get("negatives") or {})
+                        if isinstance((s.get("negatives") or {}).get(n), dict)})
+    if neg_names:
+        if not both:
+            lines += ["## Typed negatives (SPEC §3.3)", ""]
+        neg_rows = []
+        for name in ordered(scores):
+            neg = scores[name].get("negatives") or {}
+            neg_rows.append([name] + [
+                f"{fmt(neg[n].get('rate'))} (n={neg[n].get('n')})" if isinstance(neg.get(n), dict) else "–"
+                for n in neg_names
+            ])
+        lines += [md_table(["config", *neg_names], neg_rows), ""]
+    return lines + _image(plots, "filtered_vs_stale_blind", "filtered vs stale-blind")
+
+
+def rank_lines(scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The report section "Rank metrics" (SPEC §3.4): the metrics of :data:`REPORT_RANK_MEASURES` that were scored."""
+    rank_names = [m.name for m in REPORT_RANK_MEASURES if any(m.name in (s.get("rank") or {}) for s in scores.values())]
+    if not rank_names:
+        return []
+    rank_rows = [[name] + [(scores[name].get("rank") or {}).get(m) for m in rank_names] for name in ordered(scores)]
+    return ["## Rank metrics (SPEC §3.4)", "", md_table(["config", *rank_names], rank_rows), ""]
+
+
+def tie_lines(scores: Mapping[str, Mapping[str, Any]], plots: Mapping[str, Path]) -> list[str]:
+    """The report section "Tie-aware evaluation" (SPEC §3.5): the metrics of :data:`TIE_METRICS`, with the plot."""
+    tie_rows = []
+    for name in ordered(scores):
+        for metric, t in (scores[name].get("ties") or {}).items():
+            if isinstance(t, dict) and metric in TIE_METRICS:
+                tie_rows.append([name, metric, t.get("observed"), t.get("expected"), t.get("min"), t.get("max"),
+                                 t.get("bias")])
+    if not tie_rows:
+        return []
+    return ["## Tie-aware evaluation (SPEC §3.5)", "",
+            "Every metric at every depth is in `scores/<config>.json` under `ties`.", "",
+            md_table(["config", "metric", "observed", "expected", "min", "max", "bias"], tie_rows), "",
+            *_image(plots, "ties", "tie-aware ranges")]
+
+
+def audit_lines(audit_rows: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any] | None) -> list[str]:
+    """The report section "Audit of the card's claims" (SPEC §4), if there are audit rows."""
+    if not audit_rows:
+        return []
+    return ["## Audit of the card's claims (SPEC §4)", "",
+            f"Verdicts: {verdict_summary(audit_rows)}. "
+            + (f"{markdown_text(data_kind_note(provenance))} " if provenance else "")
+            + "Tolerances: "
+            "`configs/paper_numbers.toml`. On data other than the real release the reproduced column shows that "
+            "data's values; a count that only grows with the data's size is marked `scale` and its share row "
+            "beside it decides; a claim that tempbench's builder makes true is `by-construction` on the data "
+            "it made.", "",
+            audit_table(audit_rows), ""]
+
+
+def diff_summary_lines(d: Mapping[str, Any]) -> list[str]:
+    """One baseline's exact-match summary, and how to look for the options that reproduce it."""
+    summ = d.get("summary")
+    if not summ:
+        return []
+    lines = [f"Exact match: {summ['exact']:,} of {summ['baseline_questions']:,} baseline questions "
+             f"({summ['exact_share']:.1%}), items compared by {d.get('space')}.", "",
+             md_table(["measure", "value"], [[k, v] for k, v in summ.items() if k not in ("exact", "exact_share")]), ""]
+    if summ["exact"] < summ["baseline_questions"]:
+        sweep = markdown_code(f"tempbench diff runs/{d.get('config')}.jsonl BASELINE --sweep")
+        lines += [f"Per-question differences: `diff/`. To find the decision options (SPEC §2) that reproduce "
+                  f"this baseline: {sweep}.", ""]
+    return lines
+
+
+def diff_metric_lines(metric_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One baseline's published metric values against the run's: agreement, the differing ones, the impossible ones."""
+    lines: list[str] = []
+    differ = differing_metrics(metric_rows)  # as the table shows them, to 3 decimals
+    if metric_rows and not differ:
+        text = metrics_agreement(metric_rows)
+        lines += [f"{text[0].upper()}{text[1:]}.", ""]
+    elif differ:
+        shown = differ[:40]
+        lines += [f"{len(differ)} of {len(metric_rows)} (slice, metric) values differ"
+                  + (" (the first 40 shown; all in `diff/`)" if len(differ) > 40 else "") + ":", "",
+                  md_table(["slice", "metric", "run", "baseline", "delta"],
+                           [[m["slice"], m["metric"], m["run"], baseline_cell(m), m["delta"]] for m in shown]), ""]
+    invalid = [m for m in metric_rows if m.get("invalid")]
+    if invalid:
+        lines += [f"{len(invalid)} published value(s) are impossible and were not compared (marked `invalid`): "
+                  + markdown_text("; ".join(f"{m['metric']} ({m['slice']}) = {m['invalid']['given']}: "
+                                            f"{m['invalid']['problem']}" for m in invalid[:10])
+                                  + (" ..." if len(invalid) > 10 else "")) + ".", ""]
+    return lines
+
+
+def diff_lines(diffs: Mapping[str, Mapping[str, Any]] | None) -> list[str]:
+    """The report section "Diff against published baselines" (SPEC §6.3): a subsection per baseline file."""
+    if not diffs:
+        return []
+    lines = ["## Diff against published baselines (SPEC §6.3)", ""]
+    for name, d in diffs.items():
+        # a baseline's name is a file name from the data: one line, a code span it cannot close
+        lines += [f"### {markdown_code(name)}", ""]
+        if d.get("error"):
+            lines += [f"Skipped: {markdown_text(d['error'])}", ""]
+            continue
+        if d.get("config"):
+            lines += [f"Compared with run {markdown_code(d['config'])}.", ""]
+        lines += diff_summary_lines(d)
+        lines += diff_metric_lines(d.get("metrics") or [])
+        if d.get("metrics_note"):
+            lines += [markdown_text(d["metrics_note"]), ""]
+    return lines
+
+
 def write_report(
     out_dir: str | Path,
     scores: Mapping[str, Mapping[str, Any]],
@@ -162,108 +317,19 @@ def write_report(
     out = Path(out_dir)
     if plots is None:
         plots = write_plots(scores, out / "plots", attribution=attribution)
-    lines: list[str] = ["# TempBench reproduction report", ""]
-    for key, value in (meta or {}).items():
-        lines.append(f"- **{key}**: {markdown_text(value)}")
-    if meta:
-        lines.append("")
-    lines += provenance_lines(provenance)
-    cols, rows = headline_rows(scores)
-    lines += ["## Headline (SPEC §3.2, §3.5, §3.7)", "", *definition_lines(scores), "",
-              md_table(cols, rows), ""]
-    pub_cols, pub_rows = published_rows(scores, diffs or {})
-    if pub_rows:
-        lines += ["## Published outputs beside the reproduction (SPEC §1.4)", "",
-                  "Ours: this reproduction's run. Reported: the value a published metric table gives. Of their "
-                  "evidence: the published per-question evidence scored by this scorer. Details per file under "
-                  "*Diff against published baselines*.", "", md_table(pub_cols, pub_rows), ""]
-
-    def image(name: str, caption: str) -> None:
-        if name in plots:
-            lines.extend([f"![{caption}](plots/{name}.png)", ""])
-
-    for field in ("complexity", "operator"):
-        cols, rows = slice_rows(scores, field)
-        lines += [f"## By {field}", "", md_table(cols, rows), ""]
-        image(f"by_{field}", f"TRP and CCR by {field}")
-    if "oracle" in scores and "stale_blind" in scores:
-        lines += ["## Filtered vs stale-blind (SPEC §2.4, §3.3)", ""]
-    neg_names = sorted({n for s in scores.values() for n in (s.get("negatives") or {}) if isinstance((s.get("negatives") or {}).get(n), dict)})
-    if neg_names:
-        if "oracle" not in scores or "stale_blind" not in scores:
-            lines += ["## Typed negatives (SPEC §3.3)", ""]
-        neg_rows = []
-        for name in ordered(scores):
-            neg = scores[name].get("negatives") or {}
-            neg_rows.append([name] + [
-                f"{fmt(neg[n].get('rate'))} (n={neg[n].get('n')})" if isinstance(neg.get(n), dict) else "–" for n in neg_names
-            ])
-        lines += [md_table(["config", *neg_names], neg_rows), ""]
-    image("filtered_vs_stale_blind", "filtered vs stale-blind")
-    rank_names = [m.name for m in REPORT_RANK_MEASURES if any(m.name in (s.get("rank") or {}) for s in scores.values())]
-    if rank_names:
-        rank_rows = [[name] + [(scores[name].get("rank") or {}).get(m) for m in rank_names] for name in ordered(scores)]
-        lines += ["## Rank metrics (SPEC §3.4)", "", md_table(["config", *rank_names], rank_rows), ""]
-    tie_rows = []
-    for name in ordered(scores):
-        for metric, t in (scores[name].get("ties") or {}).items():
-            if isinstance(t, dict) and metric in TIE_METRICS:
-                tie_rows.append([name, metric, t.get("observed"), t.get("expected"), t.get("min"), t.get("max"), t.get("bias")])
-    if tie_rows:
-        lines += ["## Tie-aware evaluation (SPEC §3.5)", "",
-                  "Every metric at every depth is in `scores/<config>.json` under `ties`.", "",
-                  md_table(["config", "metric", "observed", "expected", "min", "max", "bias"], tie_rows), ""]
-        image("ties", "tie-aware ranges")
-    lines += attribution_lines(attribution or {}, plots)
-    lines += reproducibility_lines(reproducibility)
-    if audit_rows:
-        lines += ["## Audit of the card's claims (SPEC §4)", "",
-                  f"Verdicts: {verdict_summary(audit_rows)}. " + (f"{markdown_text(data_kind_note(provenance))} " if provenance else "")
-                  + "Tolerances: "
-                  "`configs/paper_numbers.toml`. On data other than the real release the reproduced column shows that "
-                  "data's values; a count that only grows with the data's size is marked `scale` and its share row "
-                  "beside it decides; a claim that tempbench's builder makes true is `by-construction` on the data "
-                  "it made.", "",
-                  audit_table(audit_rows), ""]
-    if diffs:
-        lines += ["## Diff against published baselines (SPEC §6.3)", ""]
-        for name, d in diffs.items():
-            # a baseline's name is a file name from the data: one line, a code span it cannot close
-            lines += [f"### {markdown_code(name)}", ""]
-            if d.get("error"):
-                lines += [f"Skipped: {markdown_text(d['error'])}", ""]
-                continue
-            if d.get("config"):
-                lines.append(f"Compared with run {markdown_code(d['config'])}.")
-                lines.append("")
-            summ = d.get("summary")
-            if summ:
-                lines += [f"Exact match: {summ['exact']:,} of {summ['baseline_questions']:,} baseline questions "
-                          f"({summ['exact_share']:.1%}), items compared by {d.get('space')}.", "",
-                          md_table(["measure", "value"], [[k, v] for k, v in summ.items() if k not in ("exact", "exact_share")]), ""]
-                if summ["exact"] < summ["baseline_questions"]:
-                    sweep = markdown_code(f"tempbench diff runs/{d.get('config')}.jsonl BASELINE --sweep")
-                    lines += [f"Per-question differences: `diff/`. To find the decision options (SPEC §2) that reproduce "
-                              f"this baseline: {sweep}.", ""]
-            metric_rows = d.get("metrics") or []
-            differ = differing_metrics(metric_rows)  # as the table shows them, to 3 decimals
-            if metric_rows and not differ:
-                text = metrics_agreement(metric_rows)
-                lines += [f"{text[0].upper()}{text[1:]}.", ""]
-            elif differ:
-                shown = differ[:40]
-                lines += [f"{len(differ)} of {len(metric_rows)} (slice, metric) values differ"
-                          + (" (the first 40 shown; all in `diff/`)" if len(differ) > 40 else "") + ":", "",
-                          md_table(["slice", "metric", "run", "baseline", "delta"],
-                                    [[m["slice"], m["metric"], m["run"], baseline_cell(m), m["delta"]] for m in shown]), ""]
-            invalid = [m for m in metric_rows if m.get("invalid")]
-            if invalid:
-                lines += [f"{len(invalid)} published value(s) are impossible and were not compared (marked `invalid`): "
-                          + markdown_text("; ".join(f"{m['metric']} ({m['slice']}) = {m['invalid']['given']}: "
-                                                    f"{m['invalid']['problem']}" for m in invalid[:10])
-                                          + (" ..." if len(invalid) > 10 else "")) + ".", ""]
-            if d.get("metrics_note"):
-                lines += [markdown_text(d["metrics_note"]), ""]
+    lines = ["# TempBench reproduction report", "",
+             *meta_lines(meta),
+             *provenance_lines(provenance),
+             *headline_lines(scores),
+             *published_lines(scores, diffs or {}),
+             *slice_lines(scores, plots),
+             *negatives_lines(scores, plots),
+             *rank_lines(scores),
+             *tie_lines(scores, plots),
+             *attribution_lines(attribution or {}, plots),
+             *reproducibility_lines(reproducibility),
+             *audit_lines(audit_rows, provenance),
+             *diff_lines(diffs)]
     report = out / "report.md"
     write_text(report, "\n".join(lines).rstrip() + "\n")
     return report

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from eval.baselines import load_baseline
-from eval.diff import baseline_cell, compare, differing_metrics, metrics_agreement, run_evidence, run_sweep
+from eval.diff import baseline_cell, compare, differing_metrics, metrics_agreement, run_evidence
+from eval.sweep import run_sweep
 from retriever import (
     DecisionSweep,
     RetrieverConfig,

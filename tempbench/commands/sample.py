@@ -8,7 +8,7 @@ shares of the stale and distractor negatives.
 ``--scale`` picks a preset (``tiny``, ``small``, ``full``, ``wikidata``);
 ``--rows N`` sizes the KG by its row count instead, so a graph of TGB
 ``tkgl-wikidata``'s size (about 10M rows) can be made for the speed targets of
-the larger graphs (:func:`tempbench.sample.world.scale_for_rows`).
+the larger graphs (:func:`tempbench.sample.scales.scale_for_rows`).
 """
 
 from __future__ import annotations

@@ -119,6 +119,11 @@ def _matches(out: Path, entry: LockedFile) -> bool:
     return path.is_file() and path.stat().st_size == entry.bytes and sha256_file(path) == entry.sha256
 
 
+def _first_names(names: list[str], most: int) -> str:
+    """The first ``most`` names, comma-separated, with ``...`` when there are more (a message stays one line)."""
+    return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
+
+
 def _summary(files: dict[str, LockedFile]) -> dict[str, dict[str, Any]]:
     return {rel: {"bytes": f.bytes, "sha256": f.sha256} for rel, f in sorted(files.items())}
 
@@ -218,9 +223,8 @@ def _extract_kg(source: Source, session: Session, options: FetchOptions,
         members = archive.find(KG_FILE)
         if not members:
             names = archive.names
-            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
             raise FetchError(f"{source.shown}: the archive has no {KG_FILE} (it holds {len(names)} file(s): "
-                             f"{shown or 'none'})")
+                             f"{_first_names(names, 8) or 'none'})")
         _free_space(session.out, archive.members[members[0]].size, source.shown)
         record = archive.extract(members[0], staged, ExtractBudget(options))
         if record["bytes"] == 0:
@@ -407,6 +411,67 @@ def _source_unchanged(source: Source, previous: dict[str, Any], recorded: dict[s
     )
 
 
+def _release_current(out: Path, src: Source, revision: str | None, lock: Lock, options: FetchOptions) -> bool:
+    """Whether ``out`` already holds the release of this request: same source and revision, files as recorded."""
+    previous, recorded = lock.sources.get("release") or {}, lock.group("release")
+    return bool(previous.get("requested") == src.key and previous.get("revision") == revision and recorded
+                and all(_matches(out, f) for f in recorded.values())
+                and _source_unchanged(src, previous, recorded, options))
+
+
+@dataclass
+class _StagedRelease:
+    """A release extracted into the staging folder, not yet in place."""
+
+    #: Data-root path -> member name (:func:`plan_release`).
+    plan: dict[str, str]
+    #: The member names the pipeline does not read.
+    left_out: list[str]
+    #: Data-root path -> the staged file.
+    staged: dict[str, Path]
+    #: Data-root path -> its extraction record (``bytes``, ``sha256``).
+    records: dict[str, dict[str, Any]]
+    #: The archive's own record (``None`` for a folder).
+    archive_record: dict[str, Any] | None
+
+
+def _stage_release(out: Path, src: Source, session: Session, recorded: dict[str, LockedFile], force: bool,
+                   options: FetchOptions, show_progress: bool | None) -> _StagedRelease:
+    """Plan the release's files, check that they may be written and fit, and extract them into the staging folder."""
+    staged: dict[str, Path] = {}
+    records: dict[str, dict[str, Any]] = {}
+    with _open_source(src, session, options, show_progress) as (archive, archive_record):
+        plan, left_out = plan_release(archive.names, src.shown)
+        _refuse_overwrite(out, list(plan), recorded, force)
+        Placement(out, session.staging).check(list(plan))
+        declared = sum(archive.members[m].size for m in plan.values())
+        budget = ExtractBudget(options)
+        budget.reserve(declared, src.shown)
+        _free_space(out, declared, src.shown)
+        by_member = {member: rel for rel, member in plan.items()}
+        ordered = archive.in_order(list(by_member))
+        for member in progress(ordered, total=len(ordered), description="extract release", enabled=show_progress):
+            rel = by_member[member]
+            staged[rel] = session.scratch(PurePosixPath(rel).name)
+            records[rel] = archive.extract(member, staged[rel], budget)
+    return _StagedRelease(plan, left_out, staged, records, archive_record)
+
+
+def _release_notes(src: Source, revision: str | None, release: _StagedRelease, retired: list[str]) -> list[str]:
+    """What a release fetch did, for people: files laid out and removed, benchmark files missing, files left out."""
+    notes = [f"laid out {len(release.records)} file(s) from {src.shown}" + (f" (revision {revision})" if revision else "")]
+    if retired:
+        notes.append(f"removed {len(retired)} file(s) of the previous release that this one does not have: "
+                     + _first_names(retired, 5))
+    for base in _BENCH_NAMES[1:]:
+        if not any(f"{BENCHMARK_DIR}/{c}" in release.records for c in layout_candidates(base)):
+            notes.append(f"the release has no {base} (see 'tempbench check')")
+    if release.left_out:
+        notes.append(f"left out {len(release.left_out)} file(s) the pipeline does not read: "
+                     f"{_first_names(release.left_out, 5)}")
+    return notes
+
+
 def fetch_release(source: str, out: str | Path, force: bool = False, show_progress: bool | None = None,
                   options: FetchOptions | None = None, revision: str | None = None) -> FetchResult:
     """Lay out a TempBench release in ``out`` (SPEC §1.5) from a folder, an archive, or a URL to one.
@@ -442,34 +507,17 @@ def fetch_release(source: str, out: str | Path, force: bool = False, show_progre
     out = Path(out)
     with fetch_session(out) as session:
         lock = _read_lock(out, force)
-        previous, recorded = lock.sources.get("release") or {}, lock.group("release")
+        recorded = lock.group("release")
         notes = _cleaned_notes(session)
-        if (not force and previous.get("requested") == src.key and previous.get("revision") == revision and recorded
-                and all(_matches(out, f) for f in recorded.values())
-                and _source_unchanged(src, previous, recorded, options)):
+        if not force and _release_current(out, src, revision, lock, options):
             return FetchResult(False, _summary(recorded), lock.path,
                                [*notes, "the release files are present and match their recorded sha256"])
-        staged: dict[str, Path] = {}
-        records: dict[str, dict[str, Any]] = {}
-        with _open_source(src, session, options, show_progress) as (archive, archive_record):
-            plan, left_out = plan_release(archive.names, src.shown)
-            _refuse_overwrite(out, list(plan), recorded, force)
-            Placement(out, session.staging).check(list(plan))
-            declared = sum(archive.members[m].size for m in plan.values())
-            budget = ExtractBudget(options)
-            budget.reserve(declared, src.shown)
-            _free_space(out, declared, src.shown)
-            by_member = {member: rel for rel, member in plan.items()}
-            ordered = archive.in_order(list(by_member))
-            for member in progress(ordered, total=len(ordered), description="extract release", enabled=show_progress):
-                rel = by_member[member]
-                staged[rel] = session.scratch(PurePosixPath(rel).name)
-                records[rel] = archive.extract(member, staged[rel], budget)
+        release = _stage_release(out, src, session, recorded, force, options, show_progress)
         when = now()
-        files = [LockedFile(rel, r["bytes"], r["sha256"], src.shown, when, "release", plan[rel])
-                 for rel, r in sorted(records.items())]
+        files = [LockedFile(rel, r["bytes"], r["sha256"], src.shown, when, "release", release.plan[rel])
+                 for rel, r in sorted(release.records.items())]
         # Files the previous release had and this one has not go, unless changed since (then they are the user's).
-        retired = sorted(rel for rel, f in recorded.items() if rel not in plan and _matches(out, f))
+        retired = sorted(rel for rel, f in recorded.items() if rel not in release.plan and _matches(out, f))
         entry = {
             "what": "TempBench release",
             "requested": src.key,
@@ -477,19 +525,10 @@ def fetch_release(source: str, out: str | Path, force: bool = False, show_progre
             "revision": revision,
             "fetched_at": when,
             "tool": _TOOL,
-            "archive": archive_record,
-            "left_out": len(left_out),
+            "archive": release.archive_record,
+            "left_out": len(release.left_out),
         }
         new_lock = lock.with_group("release", entry, files)
-        _commit(session, staged, retired, lock, new_lock)
-    notes += [f"laid out {len(files)} file(s) from {src.shown}" + (f" (revision {revision})" if revision else "")]
-    if retired:
-        notes.append(f"removed {len(retired)} file(s) of the previous release that this one does not have: "
-                     + ", ".join(retired[:5]) + (", ..." if len(retired) > 5 else ""))
-    for base in _BENCH_NAMES[1:]:
-        if not any(f"{BENCHMARK_DIR}/{c}" in records for c in layout_candidates(base)):
-            notes.append(f"the release has no {base} (see 'tempbench check')")
-    if left_out:
-        shown = ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else "")
-        notes.append(f"left out {len(left_out)} file(s) the pipeline does not read: {shown}")
+        _commit(session, release.staged, retired, lock, new_lock)
+    notes += _release_notes(src, revision, release, retired)
     return FetchResult(True, _summary(new_lock.group("release")), new_lock.path, notes)

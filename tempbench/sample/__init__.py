@@ -17,7 +17,7 @@ Scales: the presets ``tiny``, ``small``, ``full`` (the size of TGB
 ``tkgl-smallpedia``) and ``wikidata`` (the size of TGB ``tkgl-wikidata``:
 10M rows, 1M entities, 2,000 questions), or any row count with ``rows=N``
 (entities, relations and questions follow, see
-:func:`tempbench.sample.world.scale_for_rows`). Generation is numpy throughout
+:func:`tempbench.sample.scales.scale_for_rows`). Generation is numpy throughout
 (no Python object per row, the CSV included), so 10M rows take well under a
 minute and about 2 GB of memory on a 2-core machine.
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tempbench.sample.world import MAX_ROWS, MIN_ROWS, SCALES, Scale, scale_for_rows
+from tempbench.sample.scales import MAX_ROWS, MIN_ROWS, SCALES, Scale, scale_for_rows
 from tempbench.sample.write import write_sample
 from tempbench_core.errors import ConfigError
 
@@ -36,7 +36,7 @@ SCALE_NAMES = tuple(SCALES)  # tiny, small, full, wikidata
 
 
 def resolve_scale(scale: str = "small", rows: int | None = None) -> Scale:
-    """The :class:`~tempbench.sample.world.Scale` of a preset name, or of a row count when ``rows`` is given.
+    """The :class:`~tempbench.sample.scales.Scale` of a preset name, or of a row count when ``rows`` is given.
 
     Raises
     ------
@@ -68,7 +68,7 @@ def generate_sample(out: Path, scale: str = "small", seed: int = 42, rows: int |
     rows:
         When given, ``scale`` is ignored and the KG has exactly this many rows,
         with entities, relations and questions derived from it
-        (:func:`tempbench.sample.world.scale_for_rows`); the manifest names
+        (:func:`tempbench.sample.scales.scale_for_rows`); the manifest names
         the scale ``rows<N>``.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

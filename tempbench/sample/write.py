@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from tempbench.sample.builder import build_benchmark
-from tempbench.sample.world import Scale, build_world
+from tempbench.sample.scales import Scale
+from tempbench.sample.world import build_world
 from tempbench_core import atomic
 from tempbench_core import layout as paths
 from tempbench_core.digest import sha256_file

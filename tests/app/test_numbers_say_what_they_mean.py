@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.diff import differing_metrics, keys_without_effect, metrics_agreement
+from eval.diff import differing_metrics, metrics_agreement
 from eval.paired import holm_reach
+from eval.sweep import keys_without_effect
 from retriever import load_config
 from tempbench.cli import main
 from tempbench_core.outputs import LEDGER, claim_output_dir, owning_ledger

@@ -25,7 +25,8 @@ from tempbench.cli import main
 from tempbench.sample import SCALE_NAMES, generate_sample, resolve_scale
 from tempbench.sample.kgview import KGView as _KGView
 from tempbench.sample.kgview import fact_order as _fact_order
-from tempbench.sample.world import _Builder, _first_occurrences, scale_for_rows
+from tempbench.sample.scales import scale_for_rows
+from tempbench.sample.world import _Builder, _first_occurrences
 from tempbench.sample.write import join_lines
 
 ROWS = 20_000

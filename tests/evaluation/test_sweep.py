@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eval.diff import choose_space, exact_share, item_key, run_sweep
+from eval.diff import choose_space, exact_share, item_key
+from eval.sweep import run_sweep
 from retriever import Retriever, load_benchmark, load_config, load_index
 from retriever.pipeline import pool_key
 from retriever.sweep import CANDIDATES, describe_variant, sweep_keys, sweep_variants
