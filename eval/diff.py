@@ -30,7 +30,7 @@ from typing import Any
 
 from eval.keyspace import KEY_CHOICES
 from eval.metric_tables import MetricBaseline, flatten_scores, resolve_slice
-from eval.scoring import score_run
+from eval.scoring import ScoreOptions, score_run
 from eval.trp_ccr import aggregate, coverage_by, score_question
 from tempbench_core.errors import EvidenceError, TempbenchError
 from tempbench_core.runfile import RunRecords
@@ -431,7 +431,7 @@ def _compare_table(run: Mapping[Any, Mapping[str, Any]], baseline: MetricBaselin
     if questions is None:
         out["metrics_note"] = "no benchmark questions given: metric deltas skipped"
         return out
-    scores = score_run(dict(run), list(questions), flags, split=None, n_boot=1, key=key)
+    scores = score_run(dict(run), list(questions), flags, options=ScoreOptions(key=key, n_boot=1))
     run_values = flatten_scores(scores)
     known = slice_values(run_values)
     base_values = {(resolve_slice(sl, known), metric): v for (cfg, sl, metric), v in baseline.values.items() if cfg == chosen}

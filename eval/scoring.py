@@ -242,16 +242,36 @@ def to_json(
     return out
 
 
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How :func:`score_run` scores a run; the defaults are SPEC's.
+
+    Parameters
+    ----------
+    split:
+        Which questions are scored (SPEC §3.2): ``None`` for the run's own.
+    key:
+        SPEC §3.1's key-space option.
+    n_boot, seed:
+        The bootstrap's replicates and seed (SPEC §3.7).
+    t_query_exposed:
+        Whether the protocol showed ``t_query`` to the generator: the answer
+        metrics then flag the interval slice as leak-contaminated (SPEC §3.6).
+    """
+
+    split: str | None = None
+    key: str = "auto"
+    n_boot: int = 1000
+    seed: int = 0
+    t_query_exposed: bool = True
+
+
 def score_run(
     run: dict[Any, dict[str, Any]],
     questions: list[dict[str, Any]],
     flags: dict[Any, dict[str, bool]] | None,
-    split: str | None = None,
     predictions: dict[Any, str] | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-    key: str = "auto",
-    t_query_exposed: bool = True,
+    options: ScoreOptions = ScoreOptions(),
 ) -> dict[str, Any]:
     """Score a run (``{id: record}``) against benchmark ``questions``: the SPEC §6.2 object.
 
@@ -261,8 +281,8 @@ def score_run(
     high]``), ``answers`` when ``predictions`` are given, then ``missing`` and
     ``counts``.
     """
-    ev = evaluate(run, questions, flags, split=split, predictions=predictions, key=key)
-    return to_json(ev, n_boot=n_boot, seed=seed, t_query_exposed=t_query_exposed)
+    ev = evaluate(run, questions, flags, split=options.split, predictions=predictions, key=options.key)
+    return to_json(ev, n_boot=options.n_boot, seed=options.seed, t_query_exposed=options.t_query_exposed)
 
 
 def score_parts(

@@ -70,7 +70,7 @@ def tie_report(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES
         err[i], min_rr[i] = rt.e_rr, rt.min_rr
         if rt.cut_min is not None:
             cut_min.append((i, rt.cut_min))
-    return tie_summary(trp, ccr, gains, prob, best, worst, err, min_rr, n_rel, cut_min, measures)
+    return tie_summary(TieVectors(trp, ccr, gains, prob, best, worst, err, min_rr, n_rel, cut_min), measures)
 
 
 class _CutoffGroup(NamedTuple):
@@ -205,18 +205,32 @@ class _ClosedForms:
                                 int(table.items.counts[i]), int(table.class_valid[c_lo:c_hi].sum()), measures)
 
 
-def tie_summary(trp: np.ndarray, ccr: np.ndarray, observed_gains: np.ndarray, expected_gains: np.ndarray,
-                best_gains: np.ndarray, worst_gains: np.ndarray, err: np.ndarray, min_rr: np.ndarray,
-                n_rel: np.ndarray, cut_min: Sequence[tuple[int, np.ndarray]],
-                measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, Any]:
-    """The :func:`tie_report` object from per-question pieces .
+class TieVectors(NamedTuple):
+    """The per-question pieces of a tie report (SPEC §3.5), from which :func:`tie_summary` makes the macro figures.
 
     ``trp``/``ccr``: ``(n, 4)`` observed, expected, min, max (TRP NaN when
     ``n_ret == 0``); the gain matrices: observed hits, hit probabilities, best
-    and worst hits per position of the deduplicated list (:class:`RankTies`);
-    ``err``/``min_rr``: expected and minimum reciprocal rank; ``cut_min``:
-    ``(question, per-measure minimum of the cut-off group)``.
+    and worst hits per position of the deduplicated list
+    (:func:`eval.tie_forms.rank_tie_vectors`); ``err``/``min_rr``: expected
+    and minimum reciprocal rank; ``n_rel``: relevant classes per question;
+    ``cut_min``: ``(question, per-measure minimum of the cut-off group)``.
     """
+
+    trp: np.ndarray
+    ccr: np.ndarray
+    observed_gains: np.ndarray
+    expected_gains: np.ndarray
+    best_gains: np.ndarray
+    worst_gains: np.ndarray
+    err: np.ndarray
+    min_rr: np.ndarray
+    n_rel: np.ndarray
+    cut_min: Sequence[tuple[int, np.ndarray]]
+
+
+def tie_summary(vectors: TieVectors, measures: Sequence[Measure] = RANK_MEASURES) -> dict[str, Any]:
+    """The :func:`tie_report` object from its per-question pieces (:class:`TieVectors`)."""
+    trp, ccr, observed_gains, expected_gains, best_gains, worst_gains, err, min_rr, n_rel, cut_min = vectors
     observed = rank_kernel(observed_gains, n_rel, measures)
     expected = rank_kernel(expected_gains, n_rel, measures)
     hi = rank_kernel(best_gains, n_rel, measures)

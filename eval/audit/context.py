@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.audit.values import NotComputable
-from eval.scoring import score_run
+from eval.scoring import ScoreOptions, score_run
 from retriever import Retriever, load_benchmark, load_config, load_flags, load_index
 from tempbench_core.errors import RunMismatchError
 from tempbench_core.layout import default_index_cache
@@ -140,5 +140,6 @@ class AuditContext:
         if config not in self._scores:
             # Point values only: the audit prints no intervals, so one bootstrap replicate.
             split = None if self.split == "all" else self.split
-            self._scores[config] = score_run(self.run(config), self.questions, self.flags, split=split, n_boot=1)
+            options = ScoreOptions(split=split, n_boot=1)
+            self._scores[config] = score_run(self.run(config), self.questions, self.flags, options=options)
         return self._scores[config]

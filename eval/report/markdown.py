@@ -13,6 +13,7 @@ plots that were written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -275,18 +276,9 @@ def diff_lines(diffs: Mapping[str, Mapping[str, Any]] | None) -> list[str]:
     return lines
 
 
-def write_report(
-    out_dir: str | Path,
-    scores: Mapping[str, Mapping[str, Any]],
-    audit_rows: Sequence[Mapping[str, Any]] = (),
-    diffs: Mapping[str, Mapping[str, Any]] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    attribution: Mapping[str, Mapping[str, Any]] | None = None,
-    plots: Mapping[str, Path] | None = None,
-    reproducibility: Mapping[str, Any] | None = None,
-    provenance: Mapping[str, Any] | None = None,
-) -> Path:
-    """Write ``plots/*.png`` and ``report.md`` into ``out_dir``; returns the report path.
+@dataclass(frozen=True)
+class ReportInputs:
+    """What :func:`write_report` reports: plain data, every part but the scores optional.
 
     Parameters
     ----------
@@ -304,7 +296,7 @@ def write_report(
         :func:`eval.explain.attribute_run`); adds its section and plot.
     plots:
         The plots already drawn (:func:`eval.report.plots.write_plots` of the
-        same scores and attribution); default: drawn here.
+        same scores and attribution); default: drawn by :func:`write_report`.
     reproducibility:
         The SPEC §8 comparison with the published per-question runs
         (:func:`eval.report.reproducibility.reproducibility_report`); adds the
@@ -314,22 +306,37 @@ def write_report(
         the *Provenance* section and says on what data the audit's verdicts
         were computed.
     """
+
+    scores: Mapping[str, Mapping[str, Any]]
+    audit_rows: Sequence[Mapping[str, Any]] = ()
+    diffs: Mapping[str, Mapping[str, Any]] | None = None
+    meta: Mapping[str, Any] | None = None
+    attribution: Mapping[str, Mapping[str, Any]] | None = None
+    plots: Mapping[str, Path] | None = None
+    reproducibility: Mapping[str, Any] | None = None
+    provenance: Mapping[str, Any] | None = None
+
+
+def write_report(out_dir: str | Path, inputs: ReportInputs) -> Path:
+    """Write ``plots/*.png`` (unless ``inputs.plots`` are given) and ``report.md`` into ``out_dir``; the report's path."""
     out = Path(out_dir)
+    scores = inputs.scores
+    plots = inputs.plots
     if plots is None:
-        plots = write_plots(scores, out / "plots", attribution=attribution)
+        plots = write_plots(scores, out / "plots", attribution=inputs.attribution)
     lines = ["# TempBench reproduction report", "",
-             *meta_lines(meta),
-             *provenance_lines(provenance),
+             *meta_lines(inputs.meta),
+             *provenance_lines(inputs.provenance),
              *headline_lines(scores),
-             *published_lines(scores, diffs or {}),
+             *published_lines(scores, inputs.diffs or {}),
              *slice_lines(scores, plots),
              *negatives_lines(scores, plots),
              *rank_lines(scores),
              *tie_lines(scores, plots),
-             *attribution_lines(attribution or {}, plots),
-             *reproducibility_lines(reproducibility),
-             *audit_lines(audit_rows, provenance),
-             *diff_lines(diffs)]
+             *attribution_lines(inputs.attribution or {}, plots),
+             *reproducibility_lines(inputs.reproducibility),
+             *audit_lines(inputs.audit_rows, inputs.provenance),
+             *diff_lines(inputs.diffs)]
     report = out / "report.md"
     write_text(report, "\n".join(lines).rstrip() + "\n")
     return report

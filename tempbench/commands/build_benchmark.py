@@ -21,7 +21,7 @@ from tempbench.check.origin import command_line
 from tempbench.commands import _data_root as root_files
 from tempbench.commands._numbers import SEED_RANGE, TARGET_N_RANGE, check_numbers
 from tempbench.commands.sample import summary_rows
-from tempbench.sample.builder import Benchmark, build_benchmark
+from tempbench.sample.builder import Benchmark, EdgeColumns, build_benchmark
 from tempbench_core import atomic
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, MissingDataError
@@ -86,8 +86,7 @@ def run(args: argparse.Namespace) -> int:
     root_files.check_benchmark_targets(out, list(BENCHMARK_FILES), lock, claimed)
     kg = load_edgelist(kg_path)
     labels = load_labels(labels_path) if labels_path else {}
-    bench = build_benchmark(kg.head, kg.tail, kg.relation, kg.year, kg.entity_ids, kg.relation_ids, labels,
-                            target_n=args.target_n, seed=args.seed)
+    bench = build_benchmark(EdgeColumns.of(kg), labels, target_n=args.target_n, seed=args.seed)
     out, _ = _claim(out, kg_path, labels_path, create=True)
     atomic.write_jsonl(out / BENCHMARK_LABELLED, bench.labelled)
     atomic.write_jsonl(out / BENCHMARK_IDS, bench.ids)

@@ -41,7 +41,7 @@ from typing import Any
 
 from eval.explain import STAGES, attribution_json, summarize
 from eval.report.html import BrowserBlob, browser_json, write_html
-from eval.report.markdown import write_report
+from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
 from retriever import RunSetup, Shard, finish_run, load_config
@@ -179,8 +179,8 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
         timings["diff and reproducibility"] = time.perf_counter() - t0
     plots = {**attribution_plot.result(), **score_plots.result()}
     t0 = time.perf_counter()
-    report = write_report(out, scores, audit_rows, diffs, description, attribution=attribution, plots=plots,
-                          reproducibility=repro, provenance=provenance.to_json())
+    report = write_report(out, ReportInputs(scores, audit_rows, diffs, description, attribution, plots, repro,
+                                            provenance.to_json()))
     write_html(out, report.read_text(encoding="utf-8"), None, data_json=blob_json)
     timings["report"] = time.perf_counter() - t0
     return Reproduction(out, scores, audit_rows, diffs, timings)

@@ -43,7 +43,9 @@ and under a GB; the per-question work does not grow with the KG.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -73,6 +75,27 @@ INTERVAL_MAX_FOOTPRINT = 2200
 INTERVAL_YEAR_IN_TEXT = 2 / 864  # released share of interval questions whose text has the year
 
 
+@dataclass(frozen=True)
+class EdgeColumns:
+    """The KG a benchmark is built from: one row per ``(s, r, o, ts)``, as column arrays.
+
+    ``head``/``tail`` index ``entity_ids``, ``relation`` indexes
+    ``relation_ids``; ``year`` is the row's ``ts``.
+    """
+
+    head: np.ndarray
+    tail: np.ndarray
+    relation: np.ndarray
+    year: np.ndarray
+    entity_ids: Sequence[str]
+    relation_ids: Sequence[str]
+
+    @classmethod
+    def of(cls, kg: Any) -> EdgeColumns:
+        """The columns of anything that has them (:func:`retriever.load_edgelist`'s KG, a sample's world)."""
+        return cls(kg.head, kg.tail, kg.relation, kg.year, kg.entity_ids, kg.relation_ids)
+
+
 @dataclass
 class Benchmark:
     """The built benchmark: label-space records, id-space records, flags, stats."""
@@ -98,8 +121,8 @@ def _triple_ids(s: str, r: str, o: str, t: int) -> dict:
 class _Rendered:
     """The KG's ids as the questions show them (SPEC §1.2: the raw id when there is no label)."""
 
-    entity_ids: list[str]
-    relation_ids: list[str]
+    entity_ids: Sequence[str]
+    relation_ids: Sequence[str]
     ent_lab: list[str]
     rel_lab: list[str]
     has_label: np.ndarray
@@ -117,7 +140,7 @@ class _Rendered:
         return [_triple_ids(self.entity_ids[s], self.relation_ids[r], self.entity_ids[o], y) for s, r, o, y in triples]
 
 
-def _rendered(entity_ids: list[str], relation_ids: list[str], labels: dict[str, str]) -> _Rendered:
+def _rendered(entity_ids: Sequence[str], relation_ids: Sequence[str], labels: dict[str, str]) -> _Rendered:
     def render(i: str) -> str:
         lab = labels.get(i)
         return lab if lab else i
@@ -306,12 +329,7 @@ def _other_object(kg: KGView, rng: np.random.Generator, lab_code: np.ndarray, s_
 
 
 def build_benchmark(
-    head: np.ndarray,
-    tail: np.ndarray,
-    relation: np.ndarray,
-    year: np.ndarray,
-    entity_ids: list[str],
-    relation_ids: list[str],
+    kg: EdgeColumns,
     labels: dict[str, str],
     target_n: int = 10000,
     seed: int = 42,
@@ -321,9 +339,8 @@ def build_benchmark(
 
     Parameters
     ----------
-    head, tail, relation, year:
-        KG columns; ``head``/``tail`` index ``entity_ids``, ``relation`` indexes
-        ``relation_ids``; one row per ``(s, r, o, ts)``.
+    kg:
+        The KG's columns (:class:`EdgeColumns`).
     labels:
         id -> label; missing or empty labels render as the raw id (SPEC §1.2).
     target_n:
@@ -337,12 +354,12 @@ def build_benchmark(
         raise ConfigError(f"the benchmark seed must be an integer >= 0 (got {seed!r})")  # numpy's rule, said first
     if isinstance(target_n, bool) or not isinstance(target_n, int) or not 1 <= target_n <= MAX_TARGET_N:
         raise ConfigError(f"the number of questions must be an integer from 1 to {MAX_TARGET_N:,} (got {target_n!r})")
-    kg = KGView(head, tail, relation, year)
+    view = KGView(kg.head, kg.tail, kg.relation, kg.year)
     rng = np.random.default_rng(seed)
-    if kg.n == 0:
+    if view.n == 0:
         return Benchmark([], [], [], {"requested": target_n, "built": 0})
-    names = _rendered(entity_ids, relation_ids, labels)
-    drawer = _ChainDrawer(kg, rng, target_n)
+    names = _rendered(kg.entity_ids, kg.relation_ids, labels)
+    drawer = _ChainDrawer(view, rng, target_n)
     slots, complexities, mention = _slots(rng, target_n)
     used: set[tuple] = set()
     bench = Benchmark([], [], [])
@@ -356,11 +373,11 @@ def build_benchmark(
             continue
         used.add((op, tuple(chain)))
         per_split_count[split] = per_split_count.get(split, 0) + 1
-        t = int(kg.year[chain[0]])
-        question, answer = _question_text(kg, rng, names, op, chain, t, slot in mention, stats)
-        gold = [(int(kg.head[i]), int(kg.rel[i]), int(kg.tail[i]), t) for i in chain]
-        s_stale, stale_functional = _stale_variant(kg, rng, chain, gold, t)
-        s_dist, dist_functional = _dist_variant(kg, rng, names, chain, gold, t)
+        t = int(view.year[chain[0]])
+        question, answer = _question_text(view, rng, names, op, chain, t, slot in mention, stats)
+        gold = [(int(view.head[i]), int(view.rel[i]), int(view.tail[i]), t) for i in chain]
+        s_stale, stale_functional = _stale_variant(view, rng, chain, gold, t)
+        s_dist, dist_functional = _dist_variant(view, rng, names, chain, gold, t)
         qid = f"q{len(bench.labelled):05d}"
         base = {"id": qid, "split": split, "question": question, "answer": answer, "t_query": float(t),
                 "complexity": ("1hop", "2hop", "3+hop")[min(len(chain), 3) - 1], "operator_type": op}

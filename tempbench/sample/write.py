@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tempbench.sample.builder import build_benchmark
+from tempbench.sample.builder import EdgeColumns, build_benchmark
 from tempbench.sample.scales import Scale
 from tempbench.sample.world import build_world
 from tempbench_core import atomic
@@ -101,8 +101,7 @@ def labels_text(entity_ids: list[str], relation_ids: list[str], labels: dict[str
 def write_sample(out: Path, scale: str | Scale, seed: int) -> Path:
     """Generate and write; see :func:`tempbench.sample.generate_sample`."""
     world = build_world(scale, seed)
-    bench = build_benchmark(world.head, world.tail, world.relation, world.year, world.entity_ids, world.relation_ids,
-                            world.labels, target_n=world.scale.n_questions, seed=seed + 1)
+    bench = build_benchmark(EdgeColumns.of(world), world.labels, target_n=world.scale.n_questions, seed=seed + 1)
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

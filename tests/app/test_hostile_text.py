@@ -249,7 +249,7 @@ def test_the_builder_s_bound_is_the_option_s():
 def test_the_library_refuses_them_too():
     from eval.bootstrap import count_matrix
     from tempbench.sample import generate_sample
-    from tempbench.sample.builder import build_benchmark
+    from tempbench.sample.builder import EdgeColumns, build_benchmark
     from tempbench_core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="seed"):
@@ -259,7 +259,7 @@ def test_the_library_refuses_them_too():
     with pytest.raises(ConfigError, match="seed"):
         generate_sample(Path("/nonexistent/never-written"), scale="tiny", seed=-1)
     with pytest.raises(ConfigError, match="seed"):
-        build_benchmark(*([[]] * 4), [], [], {}, seed=-1)
+        build_benchmark(EdgeColumns(*([[]] * 4), [], []), {}, seed=-1)
 
 
 # ------------------------------------------------------------------ also

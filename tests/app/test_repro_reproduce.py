@@ -156,11 +156,11 @@ def test_diff_cli(small_sample, tmp_path, capsys):
 
 
 def test_report_links_only_the_plots_it_could_draw(fresh_reproduce, tmp_path):
-    from eval.report.markdown import write_report
+    from eval.report.markdown import ReportInputs, write_report
 
     out, _, _ = fresh_reproduce
     oracle = json.loads((out / "scores" / "oracle.json").read_text(encoding="utf-8"))
-    report = write_report(tmp_path, {"oracle": oracle}).read_text(encoding="utf-8")
+    report = write_report(tmp_path, ReportInputs({"oracle": oracle})).read_text(encoding="utf-8")
     links = sorted(re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report))
     pngs = sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "plots").glob("*.png"))
     assert links == pngs and "plots/filtered_vs_stale_blind.png" not in pngs  # needs both oracle and stale_blind

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference.sample_checks import check_root, read_jsonl, read_kg
 
-from tempbench.sample.builder import build_benchmark
+from tempbench.sample.builder import EdgeColumns, build_benchmark
 
 # A tiny world a reader can hold in mind:
 #   Alice (Q1) plays for Rovers FC (Q2) in 2000-2002 and for Oldtown FC (Q4) in 1999;
@@ -45,7 +45,7 @@ def _columns(rows):
     tail = np.array([ents.index(t) for _, _, t, _ in rows], dtype=np.int32)
     rel = np.array([rels.index(r) for _, _, _, r in rows], dtype=np.int32)
     year = np.array([y for y, _, _, _ in rows], dtype=np.int64)
-    return head, tail, rel, year, ents, rels
+    return EdgeColumns(head, tail, rel, year, ents, rels)
 
 
 def _write_root(root: Path, rows, labels, bench) -> Path:
@@ -90,8 +90,7 @@ EXPECTED_CHAINS = {
 
 @pytest.fixture(scope="module")
 def hand(tmp_path_factory):
-    head, tail, rel, year, ents, rels = _columns(HAND_ROWS)
-    bench = build_benchmark(head, tail, rel, year, ents, rels, HAND_LABELS, target_n=40, seed=3)
+    bench = build_benchmark(_columns(HAND_ROWS), HAND_LABELS, target_n=40, seed=3)
     root = _write_root(tmp_path_factory.mktemp("hand"), HAND_ROWS, HAND_LABELS, bench)
     return bench, root
 
@@ -174,14 +173,14 @@ def test_hand_kg_negatives(hand) -> None:
 
 def test_same_inputs_same_benchmark() -> None:
     cols = _columns(HAND_ROWS)
-    a = build_benchmark(*cols, HAND_LABELS, target_n=25, seed=9)
-    b = build_benchmark(*cols, HAND_LABELS, target_n=25, seed=9)
+    a = build_benchmark(cols, HAND_LABELS, target_n=25, seed=9)
+    b = build_benchmark(cols, HAND_LABELS, target_n=25, seed=9)
     assert a.labelled == b.labelled and a.ids == b.ids and a.flags == b.flags
 
 
 def test_empty_kg_gives_no_questions() -> None:
     empty = np.zeros(0, dtype=np.int32)
-    bench = build_benchmark(empty, empty, empty, empty.astype(np.int64), [], [], {}, target_n=5)
+    bench = build_benchmark(EdgeColumns(empty, empty, empty, empty.astype(np.int64), [], []), {}, target_n=5)
     assert bench.labelled == [] and bench.ids == [] and bench.flags == []
 
 
@@ -199,7 +198,7 @@ def test_random_kgs_keep_every_invariant(tmp_path_factory, rows, unlabeled, seed
     kg_rows = [(y, f"Q{h}", f"Q{t}", f"P{r}") for y, h, t, r in rows]
     labels = {f"Q{i}": ("" if i in unlabeled else f"Entity {'é' if i % 2 else ''}{i}") for i in range(1, 9)}
     labels.update({f"P{i}": f"relation {i}" for i in range(1, 4)})
-    bench = build_benchmark(*_columns(kg_rows), labels, target_n=n, seed=seed)
+    bench = build_benchmark(_columns(kg_rows), labels, target_n=n, seed=seed)
     assert len(bench.labelled) <= n
     if any(h != t for _, h, t, _ in kg_rows):
         assert bench.labelled

@@ -17,7 +17,7 @@ from test_columnar_scoring import assert_same_evaluation, run_case
 
 from eval.evidence import join_parts, read_question, resolve, table_of, table_part
 from eval.key_space_effect import part_other_space, parts_suffice
-from eval.scoring import evaluate, evaluate_parts, score_parts, score_run
+from eval.scoring import ScoreOptions, evaluate, evaluate_parts, score_parts, score_run
 from tempbench_core.errors import EvidenceError
 
 
@@ -55,7 +55,7 @@ def test_parts_score_as_the_records(case, size):
     assert_same_evaluation(evaluate_parts(parts, chosen, questions, flags), _with_views(ref))
     # a second run of the same questions reads the negative pairs from the shared cache: the same scores
     shared: dict = {}
-    expected = score_run(run, questions, flags, n_boot=20)
+    expected = score_run(run, questions, flags, options=ScoreOptions(n_boot=20))
     for _ in range(2):
         assert _same(score_parts(parts, chosen, questions, flags, n_boot=20, shared=shared), expected)
     assert sum(key[0] == "negative pairs" for key in shared) == len(chosen)

@@ -9,7 +9,7 @@ import pytest
 from reference.eval import published_score, slow_rank
 from reference.synthetic import synthetic
 
-from eval.scoring import score_run
+from eval.scoring import ScoreOptions, score_run
 from tempbench.cli import main
 from tempbench_core.errors import RunMismatchError
 
@@ -45,7 +45,7 @@ def data_dir(tmp_path_factory, small):
 
 def test_score_run_matches_slow_loops(small):
     questions, run, flags = small
-    out = score_run(run, questions, flags, n_boot=100)
+    out = score_run(run, questions, flags, options=ScoreOptions(n_boot=100))
     assert list(out)[:6] == ["trp_ccr", "coverage", "negatives", "rank", "ties", "ci"]
     slow = [published_score(q, run[q["id"]]["evidence"]) for q in questions]
     trps = [r["trp"] for r in slow if r["trp"] is not None]
@@ -67,13 +67,13 @@ def test_split_missing_and_unknown_ids(small):
     questions, run, flags = small
     test_ids = [q["id"] for q in questions if q["split"] == "test"]
     partial = {qid: run[qid] for qid in test_ids[:-2]}
-    out = score_run(partial, questions, flags, split="test", n_boot=10)
+    out = score_run(partial, questions, flags, options=ScoreOptions(split="test", n_boot=10))
     assert out["missing"] == 2 and out["trp_ccr"]["n_questions"] == len(test_ids)
-    out2 = score_run(partial, questions, flags, n_boot=10)
+    out2 = score_run(partial, questions, flags, options=ScoreOptions(n_boot=10))
     assert out2["missing"] == 0 and out2["trp_ccr"]["n_questions"] == len(test_ids) - 2
     with pytest.raises(RunMismatchError, match="not in the benchmark"):
         score_run({"nope": {"id": "nope", "evidence": []}}, questions, flags)
-    no_flags = score_run(partial, questions, None, n_boot=10)
+    no_flags = score_run(partial, questions, None, options=ScoreOptions(n_boot=10))
     assert no_flags["negatives"]["flags_found"] is False
 
 

@@ -185,11 +185,11 @@ def test_bm25_pair_claims_match_a_slow_loop(audited):
 
 def test_retrieval_claims_equal_the_scores_and_the_runner(audited, tmp_path):
     data, ctx, rows = audited
-    from eval.scoring import score_run
+    from eval.scoring import ScoreOptions, score_run
     from retriever.config import load_config
     from retriever.runner import run_to_file
 
-    oracle = score_run(ctx.run("oracle"), ctx.questions, ctx.flags, split="test")
+    oracle = score_run(ctx.run("oracle"), ctx.questions, ctx.flags, options=ScoreOptions(split="test"))
     assert rows["oracle.3hop.ccr"]["reproduced"] == oracle["trp_ccr"]["by_complexity"]["3+hop"]["CCR"]
     assert rows["oracle.interval.trp"]["reproduced"] == oracle["trp_ccr"]["by_operator"]["interval"]["TRP"]
     assert rows["neg.filtered.stale_exact"]["reproduced"] == oracle["negatives"]["stale_exact"]["rate"]

@@ -19,7 +19,7 @@ from eval import aggregate, score_question
 from eval.answers import answer_rows, answers_report, exact_match, normalize, token_f1
 from eval.negatives import negatives_report
 from eval.rank import rank_metrics
-from eval.scoring import evaluate, score_run, select
+from eval.scoring import ScoreOptions, evaluate, score_run, select
 from eval.ties import tie_report
 from eval.trp_ccr import coverage_by
 from tempbench_core.errors import EvidenceError, RunMismatchError
@@ -489,7 +489,7 @@ def test_scores_json_layout():
     run = {"q0": {"id": "q0", "evidence": [{**G1, "score": 1.0}], "cutoff_ties": []},
            "q1": {"id": "q1", "evidence": [], "cutoff_ties": []}}
     flags = {q["id"]: {"stale_functional": True, "dist_functional": True} for q in qs}
-    out = score_run(run, qs, flags, predictions={"q0": "B", "q1": ""}, n_boot=50)
+    out = score_run(run, qs, flags, predictions={"q0": "B", "q1": ""}, options=ScoreOptions(n_boot=50))
     for key in ("trp_ccr", "coverage", "negatives", "rank", "ties", "ci", "answers"):
         assert key in out, key
     assert set(out["trp_ccr"]) == {"n_questions", "coverage", "TRP_macro", "TRP_micro", "CCR", "by_complexity", "by_operator"}
@@ -506,9 +506,10 @@ def test_scores_json_layout():
     assert {"TRP_macro", "CCR", "coverage"} <= set(out["ci"])
     json.dumps(out)
     # fixed seed: identical intervals on a second call
-    assert score_run(run, qs, flags, n_boot=50)["ci"] == score_run(run, qs, flags, n_boot=50)["ci"]
+    opts = ScoreOptions(n_boot=50)
+    assert score_run(run, qs, flags, options=opts)["ci"] == score_run(run, qs, flags, options=opts)["ci"]
     # no flags: the negatives section says so
-    assert "flags" in json.dumps(score_run(run, qs, None, n_boot=10)["negatives"])
+    assert "flags" in json.dumps(score_run(run, qs, None, options=ScoreOptions(n_boot=10))["negatives"])
 
 
 def test_run_file_times_read_like_float(tmp_path):

@@ -35,7 +35,7 @@ from eval.negatives import RATE_NAMES, TYPES, negatives_result, replaced_pair
 from eval.rank import rank_kernel, rank_result, to_matrix
 from eval.scoring import Evaluation, _answer_rows, _where, select
 from eval.tie_forms import ADDITIVE, RankTies, _cut_minimum, _groups, chain_probability, first_offset_dist
-from eval.ties import tie_summary
+from eval.ties import TieVectors, tie_summary
 from tempbench_core.errors import EvidenceError
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, SPACE_KEYS, TIME_KEYS, carried_spaces, valid_at
 
@@ -645,8 +645,9 @@ def tie_report(resolved: Sequence[Resolved], measures: Sequence[Measure] = RANK_
             cut_min.append((i, rt.cut_min))
         obs_lists.append(hit_list(res)[0])
     width = max([m.cutoff or 1 for m in measures] + [len(p) for p in probs])
-    return tie_summary(trp, ccr, to_matrix(obs_lists, width), to_matrix(probs, width), to_matrix(bests, width),
-                       to_matrix(worsts, width), err, min_rr, n_rel, cut_min, measures)
+    vectors = TieVectors(trp, ccr, to_matrix(obs_lists, width), to_matrix(probs, width), to_matrix(bests, width),
+                         to_matrix(worsts, width), err, min_rr, n_rel, cut_min)
+    return tie_summary(vectors, measures)
 
 
 # ---------------------------------------------------------------- a whole run
