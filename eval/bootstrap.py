@@ -47,6 +47,13 @@ from tempbench_core.errors import ConfigError
 #: message instead of ending in a MemoryError (the default, 1,000 x 8,710, is 8.7M).
 MAX_DRAWS = 2**28
 
+#: SPEC §3.7's defaults, read by every function and command that resamples: bootstrap
+#: replicates, permutations of the paired test, the fixed seed, the intervals' level.
+N_BOOT = 1000
+N_PERM = 1000
+SEED = 0
+LEVEL = 0.95
+
 
 def check_draws(n: int, count: int, seed: int, what: str = "bootstrap replicates", low: int = 0) -> None:
     """Refuse, with a :class:`~tempbench_core.errors.ConfigError`, draws numpy cannot or should not make.
@@ -86,7 +93,7 @@ def mean_metric(values: np.ndarray, empty: float = float("nan")) -> RatioMetric:
     return RatioMetric(np.where(mask, values, 0.0), mask.astype(np.float64), empty)
 
 
-def count_matrix(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+def count_matrix(n: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
     """``(n_boot, n)`` resampling counts.
 
     The draws are ``numpy.random.default_rng(seed).integers(0, n, (n_boot, n),
@@ -132,7 +139,8 @@ def _interval(values: np.ndarray, level: float) -> list[float] | None:
 
 
 def bootstrap_ci(
-    metrics: Mapping[str, RatioMetric], n_boot: int = 1000, seed: int = 0, level: float = 0.95, counts: np.ndarray | None = None
+    metrics: Mapping[str, RatioMetric], n_boot: int = N_BOOT, seed: int = SEED, level: float = LEVEL,
+    counts: np.ndarray | None = None,
 ) -> dict[str, list[float] | None]:
     """Percentile bootstrap interval per metric (all from one count matrix)."""
     if not metrics:
@@ -147,10 +155,10 @@ def bootstrap_ci(
 def paired_test(
     a: Mapping[str, RatioMetric],
     b: Mapping[str, RatioMetric],
-    n_boot: int = 1000,
-    n_perm: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    n_boot: int = N_BOOT,
+    n_perm: int = N_PERM,
+    seed: int = SEED,
+    level: float = LEVEL,
 ) -> dict[str, dict[str, float | list[float] | None]]:
     """Per metric: ``a``, ``b``, ``delta = a - b``, bootstrap ``ci`` of delta, permutation ``p``.
 

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from eval.keyspace import KEY_CHOICES
+from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.metric_tables import MetricBaseline, flatten_scores, resolve_slice
 from eval.scoring import ScoreOptions, score_run
 from eval.trp_ccr import aggregate, coverage_by, score_question
@@ -309,7 +309,7 @@ def slice_values(values: Mapping[tuple[str, str], float]) -> dict[str, set[str]]
 
 
 def evidence_scores(questions_by_id: Mapping[str, Mapping[str, Any]], records: Mapping[Any, Mapping[str, Any]],
-                    qids: Sequence[str], key: str = "auto") -> dict[tuple[str, str], float]:
+                    qids: Sequence[str], key: str = DEFAULT_KEY) -> dict[tuple[str, str], float]:
     """TRP/CCR/coverage overall and by slice (SPEC §3.1-§3.2) of ``qids``, flattened."""
     by_str = {str(qid): rec for qid, rec in records.items()}
     rows = [score_question(questions_by_id[q], by_str[q].get("evidence") or [], key) for q in qids]
@@ -346,7 +346,7 @@ def compare(
     flags: Mapping[Any, Mapping[str, bool]] | None = None,
     config: str | None = None,
     space: str = "auto",
-    key: str = "auto",
+    key: str = DEFAULT_KEY,
 ) -> dict[str, Any]:
     """Diff a run against a loaded baseline (:func:`eval.baselines.load_baseline`).
 

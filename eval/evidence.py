@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from eval.keyspace import (
+    DEFAULT_KEY,
     EMPTY_ITEMS,
     KEY_CHOICES,
     GoldTriple,
@@ -80,7 +81,7 @@ def parsed_gold(question: Mapping[str, Any], key: str, shared: dict[Any, Any] | 
     return kept_for(shared, ("S_star", question.get("id"), key), question, lambda: gold_triples(question, "S_star", key))
 
 
-def read_question(question: Any, evidence: Any, extra: Any = (), key: str = "auto",
+def read_question(question: Any, evidence: Any, extra: Any = (), key: str = DEFAULT_KEY,
                   shared: dict[Any, Any] | None = None) -> QuestionRead:
     """Match the evidence (and cut-off ties) of one question against its gold chain (SPEC §3.1).
 
@@ -191,7 +192,7 @@ class Resolved:
     class_keys: list[dict[str, tuple[Any, Any, Any]]] = field(default_factory=list)
     extra: list[Item] = field(default_factory=list)  # cut-off ties (SPEC §3.5), matched like evidence
     gold: list[GoldTriple] = field(default_factory=list)  # S_star as parsed
-    key: str = "auto"  # the key-space option the question was resolved under
+    key: str = DEFAULT_KEY  # the key-space option the question was resolved under
 
     @property
     def n_ret(self) -> int:
@@ -251,7 +252,7 @@ class EvidenceTable:
         )
 
 
-def table_of(questions: Sequence[Mapping[str, Any]], reads: Sequence[QuestionRead], key: str = "auto",
+def table_of(questions: Sequence[Mapping[str, Any]], reads: Sequence[QuestionRead], key: str = DEFAULT_KEY,
              evidence: Sequence[Any] = (), shared: dict[Any, Any] | None = None, light: bool = False) -> EvidenceTable:
     """The table of questions already read (:func:`read_question`, e.g. by the loss attribution).
 
@@ -278,7 +279,7 @@ def resolve(
     questions: Sequence[Mapping[str, Any]],
     evidence: Sequence[Any],
     ties: Sequence[Any] | None = None,
-    key: str = "auto",
+    key: str = DEFAULT_KEY,
     where: Callable[[int], str] | None = None,
     shared: dict[Any, Any] | None = None,
     light: bool = False,
@@ -321,7 +322,7 @@ def resolve(
     return table_of(questions, reads, key, evidence, shared, light)
 
 
-def resolve_question(question: Mapping[str, Any], evidence: Any, key: str = "auto", extra: Any = ()) -> Resolved:
+def resolve_question(question: Mapping[str, Any], evidence: Any, key: str = DEFAULT_KEY, extra: Any = ()) -> Resolved:
     """One question resolved (SPEC §3.1): the one-row table's :class:`Resolved` view."""
     return resolve([question], [evidence], [extra], key).question(0)
 

@@ -37,7 +37,9 @@ from typing import Any, NamedTuple
 from tempbench_core.errors import EvidenceError
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, SPACE_KEYS, TIME_KEYS, carried_spaces, valid_at
 
+#: SPEC §3.1's key-space option (module docstring); ``auto`` unless a caller asks for one space.
 KEY_CHOICES = ("auto", "label", "id")
+DEFAULT_KEY = "auto"
 
 _ID3 = itemgetter(*ID_KEYS)
 _LABEL3 = itemgetter(*LABEL_KEYS)
@@ -147,7 +149,7 @@ def _missing_space_keys(obj: Mapping[str, Any], spaces: Sequence[str]) -> str:
     return " or ".join(parts)
 
 
-def gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: str = "auto") -> list[GoldTriple]:
+def gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: str = DEFAULT_KEY) -> list[GoldTriple]:
     """The triples of one of the question's lists (``S_star``, ``S_stale``, ``S_dist``), parsed (SPEC §1.3)."""
     where = question_name(question)
     if field_name not in question:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from eval.evidence import SPACES, EvidenceTable
-from eval.keyspace import GoldTriple, gold_triples
+from eval.keyspace import DEFAULT_KEY, GoldTriple, gold_triples
 from tempbench_core.memo import kept_for
 
 RATE_NAMES: tuple[str, ...] = (
@@ -50,7 +50,7 @@ RATE_NAMES: tuple[str, ...] = (
 TYPES = {"stale": ("S_stale", "stale_functional"), "dist": ("S_dist", "dist_functional")}
 
 
-def comparison_space(triples: list[GoldTriple], key: str = "auto") -> str | None:
+def comparison_space(triples: list[GoldTriple], key: str = DEFAULT_KEY) -> str | None:
     """The space ``S_star`` and a variant are compared in (SPEC §3.1, §3.3).
 
     ``key='auto'``: ids when every triple of both lists carries ids, else labels
@@ -65,7 +65,7 @@ def comparison_space(triples: list[GoldTriple], key: str = "auto") -> str | None
 
 
 def differing_triples(
-    question: Mapping[str, Any], variant: str, key: str = "auto", star: list[GoldTriple] | None = None
+    question: Mapping[str, Any], variant: str, key: str = DEFAULT_KEY, star: list[GoldTriple] | None = None
 ) -> tuple[list[GoldTriple], list[GoldTriple]]:
     """``(S_star triples missing from the variant, variant triples missing from S_star)`` (SPEC §3.3).
 
@@ -103,7 +103,7 @@ def differing_kept(question: Mapping[str, Any], variant: str, shared: dict[Any, 
 
 
 def replaced_pair(
-    question: Mapping[str, Any], variant: str, key: str = "auto", star: list[GoldTriple] | None = None
+    question: Mapping[str, Any], variant: str, key: str = DEFAULT_KEY, star: list[GoldTriple] | None = None
 ) -> tuple[GoldTriple, GoldTriple] | None:
     """``(replaced hop, replacement)`` when exactly one triple differs each way, else ``None`` (SPEC §3.3)."""
     return single_pair(*differing_triples(question, variant, key, star))

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.bootstrap import holm, paired_test
+from eval.bootstrap import LEVEL, N_BOOT, N_PERM, SEED, holm, paired_test
 from eval.scoring import BY, Evaluation, headline_metrics
 
 #: The metrics compared within each slice.
@@ -51,12 +51,12 @@ def holm_reach(n_tests: int, n_perm: int, alpha: float = ALPHA) -> dict[str, Any
 
 def test_description(n_boot: int, n_perm: int) -> str:
     """One line naming the tests, for tables and JSON."""
-    return (f"95% CI: paired bootstrap of A - B over questions ({n_boot:,} replicates); p: two-sided paired "
+    return (f"{LEVEL:.0%} CI: paired bootstrap of A - B over questions ({n_boot:,} replicates); p: two-sided paired "
             f"permutation test ({n_perm:,} permutations, A and B swapped per question), smallest reportable "
             f"p = 1/({n_perm:,} + 1) = {1 / (n_perm + 1):.2g}")
 
 
-def compare_evaluations(ev_a: Evaluation, ev_b: Evaluation, n_boot: int = 1000, n_perm: int = 1000, seed: int = 0,
+def compare_evaluations(ev_a: Evaluation, ev_b: Evaluation, n_boot: int = N_BOOT, n_perm: int = N_PERM, seed: int = SEED,
                         correct: bool = False) -> dict[str, Any]:
     """Overall and per-slice paired tests of two evaluations of the same questions.
 

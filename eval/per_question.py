@@ -39,8 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eval.bootstrap import RatioMetric, bootstrap_ci, mean_metric
+from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, mean_metric
 from eval.explain import STAGES, Explainer, attribute_run, run_config
+from eval.keyspace import DEFAULT_KEY
 from eval.scoring import BY, Evaluation, evaluate
 from retriever import RetrieverConfig, load_benchmark, load_config, load_flags, load_index
 from tempbench_core.atomic import write_text
@@ -183,7 +184,7 @@ def per_question_frame(
     run: str | Path | Mapping[Any, Mapping[str, Any]],
     data: DataPaths | str | Path | None = None,
     split: str | None = None,
-    key: str = "auto",
+    key: str = DEFAULT_KEY,
     stages: bool = True,
     config: Any = None,
     cache_dir: str | Path | None = None,
@@ -270,8 +271,8 @@ def _slice_metrics(ev: Evaluation, index: np.ndarray) -> dict[str, RatioMetric]:
     return {"TRP": mean_metric(trp, empty=0.0), "CCR": RatioMetric(ccr, np.ones(len(index)))}
 
 
-def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = 1000, seed: int = 0,
-                    level: float = 0.95) -> dict[str, dict[str, dict[str, list[float] | None]]]:
+def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = N_BOOT, seed: int = SEED,
+                    level: float = LEVEL) -> dict[str, dict[str, dict[str, list[float] | None]]]:
     """Percentile bootstrap intervals of TRP and CCR inside every slice (SPEC §3.7 applied per slice).
 
     Each slice is resampled on its own (its questions drawn with replacement,

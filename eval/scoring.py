@@ -16,9 +16,10 @@ import numpy as np
 
 from eval.answers import answer_rows as make_answer_rows
 from eval.answers import answers_report
-from eval.bootstrap import RatioMetric, bootstrap_ci, mean_metric
+from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, mean_metric
 from eval.evidence import EvidenceTable, TablePart, join_parts, resolve
 from eval.key_space_effect import key_space_effect
+from eval.keyspace import DEFAULT_KEY
 from eval.negatives import negatives_report
 from eval.rank import rank_metrics
 from eval.ties import tie_report
@@ -92,7 +93,7 @@ def evaluate(
     flags: Mapping[Any, Mapping[str, bool]] | None,
     split: str | None = None,
     predictions: Mapping[Any, str] | None = None,
-    key: str = "auto",
+    key: str = DEFAULT_KEY,
     rank_backend: str = "kernel",
     shared: dict[Any, Any] | None = None,
 ) -> Evaluation:
@@ -209,7 +210,7 @@ def headline_metrics(ev: Evaluation, index: np.ndarray | None = None) -> dict[st
 
 
 def to_json(
-    ev: Evaluation, n_boot: int = 1000, seed: int = 0, t_query_exposed: bool = True, by: Sequence[str] = BY
+    ev: Evaluation, n_boot: int = N_BOOT, seed: int = SEED, t_query_exposed: bool = True, by: Sequence[str] = BY
 ) -> dict[str, Any]:
     """The SPEC §6.2 object."""
     out: dict[str, Any] = {
@@ -236,7 +237,7 @@ def to_json(
         "rank_evaluated": ev.rank["n_evaluated"],
         "rank_empty_rel": ev.rank["n_empty_rel"],
         "negatives": ev.negatives["counts"],
-        "bootstrap": {"n_boot": n_boot, "seed": seed, "level": 0.95},
+        "bootstrap": {"n_boot": n_boot, "seed": seed, "level": LEVEL},
         "key_space": ev.extra.get("key_space"),
     }
     return out
@@ -260,9 +261,9 @@ class ScoreOptions:
     """
 
     split: str | None = None
-    key: str = "auto"
-    n_boot: int = 1000
-    seed: int = 0
+    key: str = DEFAULT_KEY
+    n_boot: int = N_BOOT
+    seed: int = SEED
     t_query_exposed: bool = True
 
 
@@ -290,8 +291,8 @@ def score_parts(
     chosen: Sequence[Mapping[str, Any]],
     questions: Sequence[Mapping[str, Any]],
     flags: Mapping[Any, Mapping[str, bool]] | None,
-    n_boot: int = 1000,
-    seed: int = 0,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
     shared: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`score_run` of a run from its parts (:func:`evaluate_parts`): the same SPEC §6.2 object."""

@@ -82,7 +82,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from eval.evidence import SPACES, EvidenceTable, Item, Resolved, resolve
-from eval.keyspace import gold_classes
+from eval.keyspace import DEFAULT_KEY, gold_classes
 from eval.relevance import group_ids, hit_matrix
 from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
@@ -405,7 +405,7 @@ def is_token(text: str) -> bool:
     return bool(text) and text.split() == [text]
 
 
-def document_space(runs: Sequence[EvidenceTable], key: str = "auto") -> str:
+def document_space(runs: Sequence[EvidenceTable], key: str = DEFAULT_KEY) -> str:
     """The one key space of every document id of an export (SPEC §3.1).
 
     ``key='id'``/``'label'`` forces it. Under ``'auto'`` it is the space the
@@ -444,7 +444,7 @@ class TrecExport:
 
 
 def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, EvidenceTable],
-                 key: str = "auto") -> TrecExport:
+                 key: str = DEFAULT_KEY) -> TrecExport:
     """Qrels shared by every run, and each run's documents, in one document space.
 
     Parameters

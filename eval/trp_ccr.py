@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from eval.evidence import EvidenceTable, resolve
+from eval.keyspace import DEFAULT_KEY
 
 
 def trp_ccr_arrays(table: EvidenceTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -57,7 +58,7 @@ def rows(table: EvidenceTable) -> list[dict[str, Any]]:
             for q, nr, h, ng, c in zip(table.questions, n_ret, hits, n_gold, ccr, strict=True)]
 
 
-def score_question(question: Mapping[str, Any], evidence: Iterable[Any], key: str = "auto") -> dict[str, Any]:
+def score_question(question: Mapping[str, Any], evidence: Iterable[Any], key: str = DEFAULT_KEY) -> dict[str, Any]:
     """TRP/CCR row of one question (SPEC §3.1): :func:`rows` of its one-row table.
 
     Parameters

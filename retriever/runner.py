@@ -54,8 +54,9 @@ from tempbench_core.errors import ConfigError, OutputError
 from tempbench_core.jsonl import dumps_json
 from tempbench_core.layout import DataPaths, default_index_cache
 from tempbench_core.memory import gc_paused
+from tempbench_core.outputs import DEFAULT_OUT
 from tempbench_core.progress import progress
-from tempbench_core.schema import select_split
+from tempbench_core.schema import DEFAULT_SPLIT, select_split
 from tempbench_core.workers import WorkerPool
 
 #: Questions per shard unless a run asks otherwise (the run file does not depend on it).
@@ -168,7 +169,7 @@ def _shard_complete(ctx: _RunContext, i: int) -> bool:
 def run_to_file(
     config: RetrieverConfig,
     data: DataPaths,
-    split: str = "test",
+    split: str = DEFAULT_SPLIT,
     out_path: str | Path | None = None,
     options: RunOptions | None = None,
     **settings: Any,
@@ -198,7 +199,7 @@ def run_to_file(
     opts = run_options(options, settings)
     data.require("kg", "benchmark")
     t_start = time.perf_counter()
-    out = Path(out_path) if out_path is not None else Path("tempbench-out") / "runs" / f"{config.name}.jsonl"
+    out = Path(out_path) if out_path is not None else Path(DEFAULT_OUT) / "runs" / f"{config.name}.jsonl"
     cache = Path(opts.cache_dir) if opts.cache_dir is not None else default_index_cache()
 
     t0 = time.perf_counter()

@@ -36,6 +36,7 @@ PROVENANCE = "provenance.json"
 #: Suffix of a gzip-compressed input found under a layout name (SPEC §1.5 names + ``.gz``).
 GZ = ".gz"
 
+#: The generated sample that stands in for the data when none is given (SPEC §5): its scale and seed.
 DEFAULT_SCALE = "small"
 DEFAULT_SEED = 42
 

@@ -31,6 +31,8 @@ TRIPLE_LISTS = ("S_star", "S_dist", "S_stale")
 SPLITS = ("train", "dev", "test")
 #: What ``--split`` accepts: a split, or ``all`` for every question.
 SPLIT_CHOICES = ("test", "dev", "train", "all")
+#: The split a run, an audit and a reproduction use unless told otherwise (the paper's).
+DEFAULT_SPLIT = "test"
 
 #: The shipped configurations of SPEC §2.6, in the paper's order.
 SHIPPED_CONFIGS = ("oracle", "nonoracle", "stale_blind", "hop3_k25")

@@ -12,6 +12,7 @@ it so: there its verdict is ``by-construction``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,12 +92,26 @@ def paper_numbers_path() -> Path:
     return shipped_configs_dir() / "paper_numbers.toml"
 
 
+def shipped_tolerances() -> dict[str, dict[str, float]]:
+    """The tolerance classes of the shipped ``paper_numbers.toml``: what a claims file of one's own leaves out."""
+    return {kind: dict(bounds) for kind, bounds in _shipped_tolerances().items()}
+
+
+@functools.cache
+def _shipped_tolerances() -> dict[str, dict[str, float]]:
+    p = paper_numbers_path()
+    try:
+        return tolerances_from_toml(load_toml(p, "paper numbers file").get("tolerance"))
+    except ValueError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
+
+
 def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """Read the claims and the tolerance classes; validate every row."""
     p = Path(path) if path is not None else paper_numbers_path()
     data = load_toml(p, "paper numbers file")
     try:
-        tolerances = tolerances_from_toml(data.get("tolerance"))
+        tolerances = tolerances_from_toml(data.get("tolerance"), shipped_tolerances())
     except ValueError as exc:
         raise ConfigError(f"{p}: {exc}") from None
     claims = []

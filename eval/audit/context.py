@@ -14,7 +14,7 @@ from tempbench_core.errors import RunMismatchError
 from tempbench_core.layout import default_index_cache
 from tempbench_core.provenance import Provenance, absolute, make_provenance
 from tempbench_core.runfile import check_run_inputs, read_meta, read_run
-from tempbench_core.schema import select_split
+from tempbench_core.schema import DEFAULT_SPLIT, select_split
 
 
 class AuditContext:
@@ -43,7 +43,7 @@ class AuditContext:
         decides the ``by-construction`` verdicts.
     """
 
-    def __init__(self, data: Any, runs_dir: str | Path | None = None, split: str = "test",
+    def __init__(self, data: Any, runs_dir: str | Path | None = None, split: str = DEFAULT_SPLIT,
                  cache_dir: str | Path | None = None, scores: Mapping[str, Any] | None = None,
                  index: Any = None, force: bool = False, memo: dict[Any, Any] | None = None,
                  provenance: Provenance | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from eval.audit.claims import Claim, load_claims
+from eval.audit.claims import Claim, load_claims, shipped_tolerances
 from eval.audit.context import AuditContext
 from eval.audit.format import verdict_counts
 from eval.audit.registry import COMPUTE
@@ -35,7 +35,8 @@ def run_audit(ctx: AuditContext, claims: Sequence[Claim] | None = None,
     """
     if claims is None:
         claims, tolerances = load_claims()
-    tolerances = tolerances or {}
+    if tolerances is None:
+        tolerances = shipped_tolerances()
     release = is_release(ctx, claims)
     origin = getattr(ctx, "origin", "unknown")
     rows = []

@@ -1,8 +1,8 @@
 """Verdict of one reproduced number against the published one (SPEC §4).
 
-The tolerances are data: they live in ``configs/paper_numbers.toml`` under
-``[tolerance.<kind>]`` (defaults below mirror that file), and a claim may
-override them with its own ``tolerance`` table.
+The tolerances are data, written once: they live in ``configs/paper_numbers.toml``
+under ``[tolerance.<kind>]`` (read by :func:`eval.audit.claims.load_claims`), and
+a claim may override them with its own ``tolerance`` table.
 
 Rule, with ``d = reproduced - paper`` and every bound inclusive (plus a
 ``1e-9`` slack so a decimal boundary such as ``0.208 - 0.203`` lands on the
@@ -39,13 +39,14 @@ BY_CONSTRUCTION = "by-construction"
 #: Slack for decimal boundaries (binary floats cannot hold 0.005 exactly).
 EPS = 1e-9
 
-DEFAULT_TOLERANCES: dict[str, dict[str, float]] = {
-    "count": {"okish_rel": 0.01},
-    "rate": {"ok_abs": 0.005, "okish_abs": 0.02},
-    "range": {"ok_abs": 0.005, "okish_abs": 0.02},
+#: The bounds each kind's rule reads (their values: the claims file's ``[tolerance.<kind>]``).
+BOUNDS: dict[str, tuple[str, ...]] = {
+    "count": ("okish_rel",),
+    "rate": ("ok_abs", "okish_abs"),
+    "range": ("ok_abs", "okish_abs"),
 }
 
-KINDS = tuple(DEFAULT_TOLERANCES)
+KINDS = tuple(BOUNDS)
 
 
 def delta(paper: Any, reproduced: Any, kind: str) -> float | None:
@@ -70,7 +71,7 @@ def delta(paper: Any, reproduced: Any, kind: str) -> float | None:
         low, high = _pair(paper)
         rmin, rmax = _pair(reproduced)
         return max(low - rmin, rmax - high, 0.0)
-    if kind not in DEFAULT_TOLERANCES:
+    if kind not in BOUNDS:
         raise ValueError(f"unknown claim kind {kind!r}; expected one of {', '.join(KINDS)}")
     d = float(reproduced) - float(paper)
     return int(d) if kind == "count" and d == int(d) else d
@@ -80,7 +81,7 @@ def verdict(
     paper: Any,
     reproduced: Any,
     kind: str,
-    tolerance: Mapping[str, float] | None = None,
+    tolerance: Mapping[str, float],
 ) -> str:
     """``OK`` / ``OKish`` / ``FAIL`` (or ``n/a``) by the rule of the module docstring.
 
@@ -91,33 +92,37 @@ def verdict(
     kind:
         ``count``, ``rate`` or ``range``.
     tolerance:
-        Overrides of the class defaults (keys ``ok_abs``, ``okish_abs``,
-        ``okish_rel``).
+        The kind's bounds (:data:`BOUNDS`): its class in the claims file
+        (:func:`eval.audit.claims.load_claims`), with the claim's own overrides.
     """
-    if kind not in DEFAULT_TOLERANCES:
+    if kind not in BOUNDS:
         raise ValueError(f"unknown claim kind {kind!r}; expected one of {', '.join(KINDS)}")
     if reproduced is None:
         return NA
-    tol = dict(DEFAULT_TOLERANCES[kind])
-    if tolerance:
-        tol.update(tolerance)
+    missing = [b for b in BOUNDS[kind] if b not in tolerance]
+    if missing:
+        raise ValueError(f"the {kind} rule needs the tolerance {', '.join(missing)}")
     d = delta(paper, reproduced, kind)
     assert d is not None
     if kind == "count":
         if d == 0:
             return OK
-        limit = tol["okish_rel"] * max(abs(float(paper)), 1.0)
+        limit = tolerance["okish_rel"] * max(abs(float(paper)), 1.0)
         return OKISH if abs(d) <= limit + EPS else FAIL
-    if abs(d) <= tol["ok_abs"] + EPS:
+    if abs(d) <= tolerance["ok_abs"] + EPS:
         return OK
-    if abs(d) <= tol["okish_abs"] + EPS:
+    if abs(d) <= tolerance["okish_abs"] + EPS:
         return OKISH
     return FAIL
 
 
-def tolerances_from_toml(table: Mapping[str, Any] | None) -> dict[str, dict[str, float]]:
-    """Class tolerances from the ``[tolerance]`` table, defaults filled in."""
-    out = {k: dict(v) for k, v in DEFAULT_TOLERANCES.items()}
+def tolerances_from_toml(table: Mapping[str, Any] | None,
+                         defaults: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, float]]:
+    """Class tolerances from a ``[tolerance]`` table, what it leaves out taken from ``defaults``.
+
+    Every kind of :data:`BOUNDS` must end with each of its bounds.
+    """
+    out: dict[str, dict[str, float]] = {k: dict((defaults or {}).get(k, {})) for k in KINDS}
     for kind, values in (table or {}).items():
         if kind not in out:
             raise ValueError(f"unknown tolerance class {kind!r}; expected one of {', '.join(KINDS)}")
@@ -126,6 +131,10 @@ def tolerances_from_toml(table: Mapping[str, Any] | None) -> dict[str, dict[str,
             if not math.isfinite(number) or number < 0:  # a NaN bound would make every verdict FAIL silently
                 raise ValueError(f"tolerance {kind}.{k} = {v!r} (expected a finite number >= 0)")
             out[kind][str(k)] = number
+    for kind, bounds in BOUNDS.items():
+        missing = [b for b in bounds if b not in out[kind]]
+        if missing:
+            raise ValueError(f"tolerance class {kind} lacks {', '.join(missing)}")
     return out
 
 

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from eval.keyspace import KEY_CHOICES
+from eval.bootstrap import LEVEL, N_BOOT, SEED
+from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from retriever import load_benchmark, load_flags
 from tempbench.commands._numbers import RESAMPLES_RANGE, SEED_RANGE, check_numbers
 from tempbench.data import add_data_arguments, data_from_args
@@ -21,12 +22,22 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", choices=SPLIT_CHOICES, help="score every benchmark question of this split; "
                         "questions absent from the run count as empty retrievals (SPEC §3.2) "
                         "(default: exactly the questions in the run)")
-    parser.add_argument("--key", choices=KEY_CHOICES, default="auto", help="key space for matching evidence to gold (SPEC §3.1; default auto)")
-    parser.add_argument("--boot", type=int, default=1000, metavar="N",
-                        help=f"bootstrap replicates for the 95%% intervals, 1 to {RESAMPLES_RANGE[1]:,} (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help=f"bootstrap seed, 0 to {SEED_RANGE[1]:,} (default 0)")
+    parser.add_argument("--key", choices=KEY_CHOICES, default=DEFAULT_KEY,
+                        help=f"key space for matching evidence to gold (SPEC §3.1; default {DEFAULT_KEY})")
+    add_bootstrap_arguments(parser)
     add_force_argument(parser)
     add_data_arguments(parser, kg=False)
+
+
+def add_bootstrap_arguments(parser: argparse.ArgumentParser, seed: bool = True) -> None:
+    """``--boot`` (and ``--seed``): the bootstrap's replicates and seed, SPEC §3.7's defaults."""
+    # argparse %-formats the help: the level's percent sign is doubled
+    parser.add_argument("--boot", type=int, default=N_BOOT, metavar="N",
+                        help=f"bootstrap replicates for the {LEVEL:.0%}% intervals, 1 to {RESAMPLES_RANGE[1]:,} "
+                             f"(default {N_BOOT})")
+    if seed:
+        parser.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed, 0 to {SEED_RANGE[1]:,} "
+                                                                    f"(default {SEED})")
 
 
 def add_force_argument(parser: argparse.ArgumentParser) -> None:

@@ -21,14 +21,14 @@ from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, MissingDataError
 from tempbench_core.outputs import check_output_file
-from tempbench_core.schema import SPLIT_CHOICES
+from tempbench_core.schema import DEFAULT_SPLIT, SPLIT_CHOICES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench audit``."""
     parser.add_argument("--runs", metavar="DIR", help="directory with <config>.jsonl run files (missing ones are run in memory)")
-    parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
-                        help="split of the retrieval claims (default: test, as the card)")
+    parser.add_argument("--split", default=DEFAULT_SPLIT, choices=SPLIT_CHOICES,
+                        help=f"split of the retrieval claims (default: {DEFAULT_SPLIT}, as the card)")
     parser.add_argument("--claim", action="append", default=[], metavar="ID",
                         help="only the claims whose id starts with ID (repeatable), e.g. --claim dist.")
     parser.add_argument("--paper-numbers", metavar="TOML", help="claims file (default: the shipped configs/paper_numbers.toml)")

@@ -21,7 +21,7 @@ from tempbench.check.origin import command_line
 from tempbench.commands import _data_root as root_files
 from tempbench.commands._numbers import SEED_RANGE, TARGET_N_RANGE, check_numbers
 from tempbench.commands.sample import summary_rows
-from tempbench.sample.builder import Benchmark, EdgeColumns, build_benchmark
+from tempbench.sample.builder import DEFAULT_BUILD_SEED, DEFAULT_TARGET_N, Benchmark, EdgeColumns, build_benchmark
 from tempbench_core import atomic
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, MissingDataError
@@ -40,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="DIR", required=True,
                         help="output data root (may be the KG's folder): DIR/benchmark/, the KG and labels under "
                              "their layout names (hard links, else copies) and DIR/tempbench.lock")
-    parser.add_argument("--target-n", type=int, default=10000, metavar="N",
+    parser.add_argument("--target-n", type=int, default=DEFAULT_TARGET_N, metavar="N",
                         help=f"number of questions, at most {TARGET_N_RANGE[1]:,} (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=42, metavar="N",
+    parser.add_argument("--seed", type=int, default=DEFAULT_BUILD_SEED, metavar="N",
                         help=f"random seed, {SEED_RANGE[0]} to {SEED_RANGE[1]:,} (default %(default)s)")
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from eval.paired import compare_evaluations
+from eval.bootstrap import N_PERM
+from eval.paired import ALPHA, compare_evaluations
 from eval.scoring import evaluate
 from tempbench.commands._numbers import RESAMPLES_RANGE
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
@@ -30,12 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", metavar="RUN_A", help="first run file or evidence JSONL")
     parser.add_argument("run_b", metavar="RUN_B", help="second run file or evidence JSONL")
     parser.add_argument("--json", metavar="OUT", help="write the comparison as JSON")
-    parser.add_argument("--perm", type=int, default=1000, metavar="N",
+    parser.add_argument("--perm", type=int, default=N_PERM, metavar="N",
                         help=f"permutations for the two-sided paired permutation test, 1 to {RESAMPLES_RANGE[1]:,} "
-                             "(default 1000; the smallest reportable p is 1/(N+1))")
+                             f"(default {N_PERM}; the smallest reportable p is 1/(N+1))")
     parser.add_argument("--holm", action="store_true",
                         help="add Holm-adjusted p-values over every reported row (overall and slices); says when "
-                             "--perm is too small for any of them to reach 0.05 (the smallest is rows/(N+1)) and "
+                             f"--perm is too small for any of them to reach {ALPHA:g} (the smallest is rows/(N+1)) and "
                              "names the --perm that can")
     add_scoring_arguments(parser)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.evidence import resolve
-from eval.keyspace import KEY_CHOICES
+from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.scoring import select
 from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, write_export
 from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
@@ -59,9 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="export every question of this split; one absent from a run has no run line (an empty "
                              "retrieval) (default: exactly the questions in the run; several runs must then cover "
                              "the same questions)")
-    parser.add_argument("--key", choices=KEY_CHOICES, default="auto",
+    parser.add_argument("--key", choices=KEY_CHOICES, default=DEFAULT_KEY,
                         help="key space for matching evidence to gold and for the document ids (SPEC §3.1; default "
-                             "auto: ids when the gold and the items carry them)")
+                             f"{DEFAULT_KEY}: ids when the gold and the items carry them)")
     parser.add_argument("--tag", help="TREC tag column of every run file (default: each run's <name>)")
     add_force_argument(parser)
     add_data_arguments(parser, kg=False)

@@ -12,12 +12,13 @@ import time
 
 from eval.audit.format import audit_line
 from eval.report.tables import headline_rows
-from tempbench.commands._numbers import RESAMPLES_RANGE, WORKERS_RANGE, check_numbers
+from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
+from tempbench.commands._scoring import add_bootstrap_arguments
 from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench.reproduce import reproduce
 from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, claim_output_dir
-from tempbench_core.schema import SHIPPED_CONFIGS, SPLIT_CHOICES
+from tempbench_core.schema import DEFAULT_SPLIT, SHIPPED_CONFIGS, SPLIT_CHOICES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,13 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"output directory (default: ./{DEFAULT_OUT}); a new or empty folder, or one that tempbench "
                              "wrote before (it never writes into a data root or a folder of your own files)")
-    parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
-                        help="benchmark split (default: test, as the paper)")
+    parser.add_argument("--split", default=DEFAULT_SPLIT, choices=SPLIT_CHOICES,
+                        help=f"benchmark split (default: {DEFAULT_SPLIT}, as the paper)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help=f"worker processes per run, 1 to {WORKERS_RANGE[1]:,} (output is byte-identical for any N; "
                              "default: the machine's cores)")
-    parser.add_argument("--boot", type=int, default=1000, metavar="N",
-                        help=f"bootstrap replicates for the 95%% intervals, 1 to {RESAMPLES_RANGE[1]:,} (default 1000)")
+    add_bootstrap_arguments(parser, seed=False)
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
     add_data_arguments(parser)
 

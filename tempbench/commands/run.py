@@ -10,7 +10,10 @@ from tempbench.data import absolute_or_none, add_data_arguments, command_provena
 from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
 from tempbench_core.runfile import meta_path
-from tempbench_core.schema import SPLIT_CHOICES
+from tempbench_core.schema import DEFAULT_SPLIT, SPLIT_CHOICES
+
+#: The retriever's defaults, which the options say.
+_DEFAULTS = RunOptions()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,18 +22,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="shipped configuration (oracle, nonoracle, stale_blind, hop3_k25) or a TOML file")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set",
                         help="override one config key; VALUE is TOML (e.g. caps=[60,200], temporal_filter=false); repeatable")
-    parser.add_argument("--split", default="test", choices=SPLIT_CHOICES,
-                        help="benchmark split to run (default: test)")
+    parser.add_argument("--split", default=DEFAULT_SPLIT, choices=SPLIT_CHOICES,
+                        help=f"benchmark split to run (default: {DEFAULT_SPLIT})")
     parser.add_argument("--out", metavar="PATH.jsonl",
                         help="run file (default: tempbench-out/runs/<name>.jsonl, with the --set overrides appended to <name> "
                              "so an ablation never overwrites the shipped configuration's run); <name>.meta.json goes beside it")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help=f"worker processes, 1 to {WORKERS_RANGE[1]:,} (output is byte-identical for any N; default 1)")
+    parser.add_argument("--workers", type=int, default=_DEFAULTS.workers, metavar="N",
+                        help=f"worker processes, 1 to {WORKERS_RANGE[1]:,} (output is byte-identical for any N; "
+                             f"default {_DEFAULTS.workers})")
     parser.add_argument("--resume", action="store_true",
                         help="reuse the finished shards of an interrupted run with the same config and inputs")
     parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
     parser.add_argument("--shard-size", type=int, default=None, metavar="N",
-                        help="questions per resumable shard (default 250; the run file does not depend on it)")
+                        help=f"questions per resumable shard (default {_DEFAULTS.shard_size}; the run file does not "
+                             "depend on it)")
     add_data_arguments(parser)
 
 

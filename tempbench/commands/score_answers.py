@@ -12,8 +12,7 @@ import numpy as np
 
 from eval.answers import answer_rows, answers_report, read_predictions
 from eval.bootstrap import bootstrap_ci, mean_metric
-from tempbench.commands._numbers import RESAMPLES_RANGE, SEED_RANGE
-from tempbench.commands._scoring import check_boot, ci_text, load_inputs
+from tempbench.commands._scoring import add_bootstrap_arguments, check_boot, ci_text, load_inputs
 from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
@@ -28,9 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", choices=SPLIT_CHOICES,
                         help="score every question of this split (missing predictions score 0); default: the predicted questions")
     parser.add_argument("--json", metavar="OUT", help="write the answers object as JSON")
-    parser.add_argument("--boot", type=int, default=1000, metavar="N",
-                        help=f"bootstrap replicates, 1 to {RESAMPLES_RANGE[1]:,} (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help=f"bootstrap seed, 0 to {SEED_RANGE[1]:,} (default 0)")
+    add_bootstrap_arguments(parser)
     parser.add_argument("--t-query-hidden", action="store_true",
                         help="the generator never saw t_query: do not flag interval EM as leak-contaminated")
     add_data_arguments(parser, kg=False)

@@ -39,12 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval.bootstrap import N_BOOT
 from eval.explain import STAGES, attribution_json, summarize
 from eval.report.html import BrowserBlob, browser_json, write_html
 from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
-from retriever import RunSetup, Shard, finish_run, load_config
+from retriever import RunOptions, RunSetup, Shard, finish_run, load_config
 from tempbench.reproduce.baselines import diff_baselines, runs_on_disk
 from tempbench.reproduce.inputs import JobInputs, load_inputs
 from tempbench.reproduce.tasks import ShardResult, audit, draw_attribution, draw_scores, run_shard, score_run
@@ -52,12 +53,14 @@ from tempbench_core.atomic import write_text
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError
 from tempbench_core.memory import gc_paused
+from tempbench_core.outputs import DEFAULT_OUT
 from tempbench_core.provenance import Provenance, make_provenance
 from tempbench_core.runfile import run_records
+from tempbench_core.schema import DEFAULT_SPLIT
 from tempbench_core.workers import WorkerPool, cpu_count
 
-#: Questions per shard of a run (the run files do not depend on it).
-SHARD_SIZE = 250
+#: Questions per shard of a run: the retriever's own default (the run files do not depend on it).
+SHARD_SIZE = RunOptions().shard_size
 
 __all__ = ["Reproduction", "reproduce", "diff_baselines"]
 
@@ -75,10 +78,10 @@ class Reproduction:
 
 def reproduce(
     data: Any,
-    out: str | Path = "tempbench-out",
-    split: str = "test",
+    out: str | Path = DEFAULT_OUT,
+    split: str = DEFAULT_SPLIT,
     workers: int | None = None,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     cache_dir: str | Path | None = None,
     description: dict[str, Any] | None = None,
     provenance: Provenance | None = None,

@@ -29,13 +29,14 @@ from pathlib import Path
 from tempbench.sample.scales import MAX_ROWS, MIN_ROWS, SCALES, Scale, scale_for_rows
 from tempbench.sample.write import write_sample
 from tempbench_core.errors import ConfigError
+from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED
 
 __all__ = ["generate_sample", "resolve_scale", "SCALE_NAMES", "MIN_ROWS", "MAX_ROWS"]
 
 SCALE_NAMES = tuple(SCALES)  # tiny, small, full, wikidata
 
 
-def resolve_scale(scale: str = "small", rows: int | None = None) -> Scale:
+def resolve_scale(scale: str = DEFAULT_SCALE, rows: int | None = None) -> Scale:
     """The :class:`~tempbench.sample.scales.Scale` of a preset name, or of a row count when ``rows`` is given.
 
     Raises
@@ -52,7 +53,7 @@ def resolve_scale(scale: str = "small", rows: int | None = None) -> Scale:
     return SCALES[scale]
 
 
-def generate_sample(out: Path, scale: str = "small", seed: int = 42, rows: int | None = None) -> Path:
+def generate_sample(out: Path, scale: str = DEFAULT_SCALE, seed: int = DEFAULT_SEED, rows: int | None = None) -> Path:
     """Generate the sample for ``scale`` (or ``rows``) and ``seed`` into ``out`` and return ``out``.
 
     Parameters

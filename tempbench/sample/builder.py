@@ -56,6 +56,9 @@ from tempbench_core.errors import ConfigError
 #: The most questions one benchmark may ask for (TempBench has 8,710): the plan's arrays
 #: grow with it, and a mistyped 10**14 must be an error, not a MemoryError.
 MAX_TARGET_N = 1_000_000
+#: The benchmark ``build-benchmark`` builds unless told otherwise: questions asked, seed of the draws.
+DEFAULT_TARGET_N = 10000
+DEFAULT_BUILD_SEED = 42
 
 RELEASED_SPLITS = (("train", 6096, 601), ("dev", 871, 100), ("test", 1743, 163))
 OPERATORS = ("point_in_time", "interval", "before", "after", "first", "last")
@@ -331,8 +334,8 @@ def _other_object(kg: KGView, rng: np.random.Generator, lab_code: np.ndarray, s_
 def build_benchmark(
     kg: EdgeColumns,
     labels: dict[str, str],
-    target_n: int = 10000,
-    seed: int = 42,
+    target_n: int = DEFAULT_TARGET_N,
+    seed: int = DEFAULT_BUILD_SEED,
     max_attempts: int = 60,
 ) -> Benchmark:
     """Build ``target_n`` questions (fewer only if the KG cannot support them).

@@ -57,6 +57,7 @@ from tempbench.sample.catalogue import (
     default_catalogue,
 )
 from tempbench.sample.scales import SCALES, Scale
+from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED
 from tempbench_core.progress import progress
 
 __all__ = ["World", "build_world", "RelSpec", "TYPE_NAMES", "EVENT", "PERSON", "COUNTRY"]
@@ -329,7 +330,7 @@ def _entity_labels(b: _Builder) -> tuple[list[str], np.ndarray, int]:
     return labels, unlabeled, n_mayors
 
 
-def build_world(scale: str | Scale = "small", seed: int = 42, catalogue: Catalogue | None = None) -> World:
+def build_world(scale: str | Scale = DEFAULT_SCALE, seed: int = DEFAULT_SEED, catalogue: Catalogue | None = None) -> World:
     """Generate the world for ``scale`` deterministically from ``seed``.
 
     Returns exactly ``scale.n_rows`` rows over exactly ``scale.n_entities``
