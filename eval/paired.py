@@ -6,7 +6,16 @@ values of A and B, ``delta = A - B``, a paired bootstrap 95% interval of delta
 two-sided paired permutation test (A and B swapped per question with
 probability 1/2); :func:`eval.bootstrap.paired_test` has the formulas. An
 optional Holm correction (:func:`eval.bootstrap.holm`) adjusts the p-values
-over every reported row.
+over every reported row; :func:`holm_reach` says when the permutations are too
+few for any adjusted p to reach :data:`ALPHA`.
+
+References
+----------
+- M. D. Smucker, J. Allan and B. Carterette, "A Comparison of Statistical
+  Significance Tests for Information Retrieval Evaluation", CIKM 2007 (the
+  paired randomization test over topics).
+- S. Holm, "A Simple Sequentially Rejective Multiple Test Procedure",
+  Scandinavian Journal of Statistics 6(2), 1979 (the step-down correction).
 """
 
 from __future__ import annotations

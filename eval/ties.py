@@ -2,10 +2,9 @@
 
 The known ranking of a question is its returned evidence followed by its
 ``cutoff_ties``. Every group of equal scores in it is shuffled uniformly and
-independently, then the first ``n_ret`` items are scored (McSherry & Najork,
-"Computing Information Retrieval Performance Measures Efficiently in the
-Presence of Tied Scores", ECIR 2008, for the expectation over tie orderings).
-The closed forms, and why they hold, are in :mod:`eval.tie_forms`.
+independently, then the first ``n_ret`` items are scored; the expectation
+over tie orderings is McSherry and Najork's (References). The closed forms,
+and why they hold, are in :mod:`eval.tie_forms`.
 
 :func:`tie_report` is the kernel over a run's
 :class:`~eval.evidence.EvidenceTable`. A question whose equal-score groups
@@ -14,6 +13,12 @@ ordering give its observed rank metrics, and its TRP/CCR extremes follow from
 counts of its cut-off group: those are array operations over all questions.
 The others (about one in six of a reference run) are computed question by
 question with the closed forms, on the same table's arrays.
+
+References
+----------
+- F. McSherry and M. Najork, "Computing Information Retrieval Performance
+  Measures Efficiently in the Presence of Tied Scores", ECIR 2008 (the
+  expected value of a rank metric over the orderings of tied groups).
 """
 
 from __future__ import annotations
