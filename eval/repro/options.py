@@ -65,7 +65,9 @@ class ReproOptions:
                 raise ConfigError(f"{name} is {value!r}; expected one of {', '.join(allowed)}")
         p = self.rbo_p
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < float(p) < 1.0:
-            raise ConfigError(f"--rbo-p is {p!r}; expected a number strictly between 0 and 1 (SPEC §8 default 0.95)")
+            raise ConfigError(f"--rbo-p is {p!r}; expected a number strictly between 0 and 1 (SPEC §8 default "
+                              f"{type(self).rbo_p})")
         d = self.rbo_depth
         if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            raise ConfigError(f"--rbo-depth is {d!r}; expected an integer >= 1 (SPEC §8 default 1000)")
+            raise ConfigError(f"--rbo-depth is {d!r}; expected an integer >= 1 (SPEC §8 default "
+                              f"{type(self).rbo_depth})")

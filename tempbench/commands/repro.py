@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from eval.keyspace import KEY_CHOICES
+from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.repro.folders import list_runs
 from eval.repro.job import reproducibility
 from eval.repro.options import DEFAULT_BASELINE, DEFAULT_MEASURES, KTU_CUTS, RBO_BOTH_EMPTY, TRP_EMPTY, ReproOptions
@@ -47,6 +47,9 @@ figures (SPEC §8; Breuer et al., SIGIR 2020, as repro_eval 0.5.0 computes them)
 documents are the TREC ids of 'tempbench export-trec' (Q42|P31|Q5|1994); the decisions
   --ktu-cut, --rbo-both-empty, --trp-empty are described in configs/README.md."""
 
+#: SPEC §8's readings, the options' defaults (written once, in eval.repro.options).
+_DEFAULTS = ReproOptions()
+
 
 def _measure_list(text: str) -> list[str]:
     return [m.strip() for m in text.split(",") if m.strip()]
@@ -67,17 +70,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", choices=SPLIT_CHOICES,
                         help="compare on every question of this split, a question absent from a run being an empty "
                              "retrieval (default: every question present in any of the runs)")
-    parser.add_argument("--key", choices=KEY_CHOICES, default="auto",
+    parser.add_argument("--key", choices=KEY_CHOICES, default=DEFAULT_KEY,
                         help="key space for matching evidence to gold and for the document ids (SPEC §3.1; default "
                              "auto; --key label for a baseline that carries labels only)")
-    parser.add_argument("--rbo-p", type=float, default=0.95, metavar="P", help="RBO persistence (default 0.95)")
-    parser.add_argument("--rbo-depth", type=int, default=1000, metavar="D", help="RBO depth (default 1000)")
-    parser.add_argument("--ktu-cut", choices=KTU_CUTS, default="shorter",
+    parser.add_argument("--rbo-p", type=float, default=_DEFAULTS.rbo_p, metavar="P",
+                        help=f"RBO persistence (default {_DEFAULTS.rbo_p:g})")
+    parser.add_argument("--rbo-depth", type=int, default=_DEFAULTS.rbo_depth, metavar="D",
+                        help=f"RBO depth (default {_DEFAULTS.rbo_depth})")
+    parser.add_argument("--ktu-cut", choices=KTU_CUTS, default=_DEFAULTS.ktu_cut,
                         help="KTU: cut both lists to the shorter (default, SPEC §8), or compare only questions whose "
                              "lists have equal lengths")
-    parser.add_argument("--rbo-both-empty", choices=RBO_BOTH_EMPTY, default="skip",
+    parser.add_argument("--rbo-both-empty", choices=RBO_BOTH_EMPTY, default=_DEFAULTS.rbo_both_empty,
                         help="RBO of a question where both lists are empty: left out (default, SPEC §8) or 1")
-    parser.add_argument("--trp-empty", choices=TRP_EMPTY, default="zero",
+    parser.add_argument("--trp-empty", choices=TRP_EMPTY, default=_DEFAULTS.trp_empty,
                         help="TRP of an empty retrieval: 0 (default, SPEC §8) or left out of TRP's figures")
     parser.add_argument("--workers", type=int, metavar="N",
                         help="processes that read and score the runs (default: the machine's cores)")
