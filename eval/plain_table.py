@@ -19,7 +19,7 @@ resolve, which reads it (and names the problem with file and line).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -36,6 +36,7 @@ _TS = itemgetter("t_start")
 _TE = itemgetter("t_end")
 _NUMBERS = frozenset((int, float))
 _STR = frozenset((str,))
+_RUN_FILE_SCORES = frozenset((int, float, type(None)))
 #: What the fast path of read_items catches before it reads a list item by item.
 _NOT_PLAIN = (KeyError, TypeError, IndexError, OverflowError, AttributeError)
 
@@ -72,33 +73,49 @@ class _Flat:
         self.plain = set(map(type, ts)) <= _NUMBERS and set(map(type, te)) <= _NUMBERS
         if self.plain:
             ts, te = list(map(float, ts)), list(map(float, te))
-            self.scores = read_scores(list(map(dict.get, flat, repeat("score"))))
-            self.plain = set(map(type, chain.from_iterable(srots))) <= _STR
+            raw = list(map(dict.get, flat, repeat("score")))
+            self.score_types = set(map(type, raw))
+            self.scores = read_scores(raw)
         self.srots, self.ts, self.te = srots, ts, te
+        # each distinct (s, r, o) once: the index of its first item (a list value makes this a TypeError)
+        self.first: dict[tuple[Any, Any, Any], int] = {}
+        self.triple = np.fromiter(map(self.first.setdefault, srots, count()), dtype=np.int64, count=len(srots))
+        self.plain = self.plain and set(map(type, chain.from_iterable(self.first))) <= _STR
 
     def classes(self, lookups: Sequence[dict[tuple[Any, Any, Any], int]]) -> np.ndarray:
         """Each item's gold class in its question's lookup (``-1``: none)."""
         out: list[int] = []
         at = 0
-        for count, lookup in zip(self.counts.tolist(), lookups, strict=True):
-            if count:
-                out.extend(map(lookup.get, self.srots[at:at + count], repeat(-1)))
-                at += count
+        for count_, lookup in zip(self.counts.tolist(), lookups, strict=True):
+            if count_:
+                out.extend(map(lookup.get, self.srots[at:at + count_], repeat(-1)))
+                at += count_
         return np.array(out, dtype=np.int64)
 
     def columns(self, codes: Codes, space: np.ndarray, lookups: Sequence[dict[Any, int]],
                 cls_start: np.ndarray) -> ItemColumns:
-        total = len(self.srots)
-        sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(self.srots)), dtype=np.int64,
-                          count=3 * total).reshape(total, 3)
+        """The :class:`~eval.evidence.ItemColumns`; ``codes`` numbers the values in order of first use, as resolve."""
+        # a value's first use is in the first item of its triple: interning the distinct triples in
+        # order of first item gives the codes of interning every item
+        sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(self.first)), dtype=np.int64,
+                          count=3 * len(self.first)).reshape(-1, 3)
+        dense = np.zeros(len(self.triple), dtype=np.int64)
+        dense[np.fromiter(self.first.values(), dtype=np.int64, count=len(self.first))] = np.arange(len(self.first))
+        sro = sro[dense[self.triple]]
         return ItemColumns(self.counts, np.repeat(space, self.counts), sro[:, 0], sro[:, 1], sro[:, 2],
                            np.array(self.ts, dtype=np.float64), np.array(self.te, dtype=np.float64),
                            self.classes(lookups), np.array(self.scores, dtype=np.float64), cls_start)
 
 
 def plain_table(questions: Sequence[Mapping[str, Any]], evidence: Sequence[Any], ties: Sequence[Any],
-                key: str = "auto", shared: dict[Any, Any] | None = None) -> EvidenceTable | None:
-    """``resolve(questions, evidence, ties, key, shared=shared)`` when every list is plain (module docstring), else ``None``."""
+                key: str = "auto", shared: dict[Any, Any] | None = None, run_form: bool = False) -> EvidenceTable | None:
+    """``resolve(questions, evidence, ties, key, shared=shared)`` when every list is plain (module docstring), else ``None``.
+
+    ``run_form``: also ``None`` unless every item's score is absent, null or a
+    number, so that every item (a dict with a whole key space and numeric
+    times, as read here) is one :func:`tempbench_core.runfile.read_run` keeps
+    as it is (SPEC §6.1's form): the records need no other check of read_run's.
+    """
     if key not in KEY_CHOICES or not all(type(x) is list for x in evidence):
         return None
     extra = [x if x else [] for x in ties]  # read_question reads no cut-off ties from a falsy value
@@ -114,6 +131,8 @@ def plain_table(questions: Sequence[Mapping[str, Any]], evidence: Sequence[Any],
     except _NOT_PLAIN:
         return None
     if not (items.plain and ex.plain):
+        return None
+    if run_form and not (items.score_types <= _RUN_FILE_SCORES and ex.score_types <= _RUN_FILE_SCORES):
         return None
     n_gold = np.fromiter((len(info[2]) for info in infos), dtype=np.int64, count=len(infos))
     cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)

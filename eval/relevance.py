@@ -79,8 +79,25 @@ def hit_matrix(table: EvidenceTable, width: int | None = None) -> HitMatrix:
     """The hit indicators of every question's deduplicated list (SPEC §3.4), the kernel of this module.
 
     ``width``: at least this many columns (default: the largest cut-off of
-    :data:`~eval.measures.RANK_MEASURES` and the longest list).
+    :data:`~eval.measures.RANK_MEASURES` and the longest list). The hits are
+    found once per table (kept in ``table.derived``: the rank, tie and TREC
+    readings of one table share them).
     """
+    found = table.derived.get("hits")
+    if found is None:
+        found = table.derived["hits"] = _hits(table)
+    dedup_pos, hit, hit_idx, lengths, n_rel = found
+    items = table.items
+    n = table.n
+    kmax = max(m.cutoff or 1 for m in RANK_MEASURES)
+    width = max(kmax, int(lengths.max()) if n else 0, width or 0)
+    gains = np.zeros((n, width), dtype=np.float64)
+    gains[items.q[hit_idx], dedup_pos[hit_idx]] = 1.0
+    return HitMatrix(gains, n_rel, dedup_pos, hit)
+
+
+def _hits(table: EvidenceTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(dedup_pos, hit, hit_idx, lengths, n_rel)``: what :func:`hit_matrix` reads of the table."""
     items = table.items
     n = table.n
     keep = np.zeros(len(items), dtype=bool)
@@ -92,10 +109,8 @@ def hit_matrix(table: EvidenceTable, width: int | None = None) -> HitMatrix:
     hit = np.zeros(len(items), dtype=bool)
     hit[hit_idx] = True
     lengths = np.bincount(items.q[keep], minlength=n)
-    kmax = max(m.cutoff or 1 for m in RANK_MEASURES)
-    width = max(kmax, int(lengths.max()) if n else 0, width or 0)
-    gains = np.zeros((n, width), dtype=np.float64)
-    gains[items.q[hit_idx], dedup_pos[hit_idx]] = 1.0
     n_rel = np.bincount(np.repeat(np.arange(n), table.n_gold), weights=table.class_valid,
                         minlength=n).astype(np.int64)
-    return HitMatrix(gains, n_rel, dedup_pos, hit)
+    for shared in (dedup_pos, hit, hit_idx, lengths, n_rel):
+        shared.setflags(write=False)  # every reading of the table gets these very arrays
+    return dedup_pos, hit, hit_idx, lengths, n_rel

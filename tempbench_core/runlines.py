@@ -39,16 +39,16 @@ _LABEL3 = itemgetter("s", "r", "o")
 def run_lines(path: str | Path) -> list[bytes] | None:
     """The lines of a run file as raw bytes (a ``.gz`` file decompressed), or ``None`` when read_run must read it.
 
-    ``None`` for what this fast path leaves to read_run: a file with a run of
-    19 digits (orjson might read an integer as a float), a UTF-8 BOM, or no
-    line at all. A missing file or a damaged gzip stream raises as read_run would.
+    ``None`` for what this fast path leaves to read_run: a UTF-8 BOM, or no line
+    at all (a damaged gzip stream: read_run reports it). A missing file raises as
+    read_run would.
     """
     path = require_file(path, "run file")
     try:
         data = read_input_bytes(path)
     except InputError:
         return None  # read_run reports it with its own words
-    if not data or data.startswith(b"\xef\xbb\xbf") or has_long_int(data):
+    if not data or data.startswith(b"\xef\xbb\xbf"):
         return None
     lines = data.split(b"\n")
     if not lines[-1]:
@@ -57,7 +57,13 @@ def run_lines(path: str | Path) -> list[bytes] | None:
 
 
 def parse_line(line: bytes) -> dict[str, Any] | None:
-    """One line as a plain record (:func:`plain_records`' rules for the record itself), or ``None``."""
+    """One line as a plain record (:func:`plain_records`' rules for the record itself), or ``None``.
+
+    ``None`` also for a line with a run of 19 digits, which orjson might read
+    as a float where read_run reads an integer.
+    """
+    if has_long_int(line):
+        return None
     try:
         rec = orjson.loads(line)
     except orjson.JSONDecodeError:

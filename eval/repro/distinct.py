@@ -45,6 +45,8 @@ class Source:
     qids: list[Any]
     records: list[Mapping[str, Any]]
     keys: list[Any]
+    #: False: its items are read_run's to check (the records of a file)
+    checked: bool = True
 
 
 @dataclass
@@ -68,29 +70,32 @@ def file_sources(paths: Mapping[Any, str | Path]) -> dict[Any, Source]:
             lines[slot] = got
     index: dict[bytes, int] = {}
     parsed: list[dict[str, Any] | None] = []
-    out = {}
+    keys: dict[Any, list[int]] = {}
     for slot, raw in lines.items():
-        keys = []
+        at = keys[slot] = []
         for line in raw:
-            at = index.get(line)
-            if at is None:
-                at = index[line] = len(parsed)
+            k = index.get(line)
+            if k is None:
+                k = index[line] = len(parsed)
                 parsed.append(parse_line(line))
-            keys.append(at)
-        records = [parsed[k] for k in keys]
-        if not plain_records(records):
+            at.append(k)
+    out = {}
+    for slot, at in keys.items():
+        records = [parsed[k] for k in at]
+        if any(rec is None for rec in records):
             continue
         qids = [rec["id"] for rec in records]  # type: ignore[index]
         if len(set(qids)) != len(qids):
             continue  # read_run names the duplicate
-        out[slot] = Source(qids, [as_run_record(rec) for rec in records], keys)  # type: ignore[arg-type]
+        # the items are checked where they are read (plain_table's run_form), the others' in choose
+        out[slot] = Source(qids, [as_run_record(rec) for rec in records], at, checked=False)  # type: ignore[arg-type]
     return out
 
 
 def mapping_source(run: Mapping[Any, Mapping[str, Any]]) -> Source:
     """A run given as ``{question id: record}``: a record is shared only as the same object."""
     records = list(run.values())
-    return Source(list(run), records, [id(rec) for rec in records])
+    return Source(list(run), records, [("object", id(rec)) for rec in records])
 
 
 class Rows:
@@ -116,7 +121,10 @@ class Rows:
 
 def choose(source: Source, by_id: Mapping[Any, Mapping[str, Any]], split_questions: Sequence[Mapping[str, Any]] | None,
            rows: Rows, reproduced: bool) -> Chosen | None:
-    """The run's questions as rows (``split_questions``: the split's, else the run's own); ``None``: an unknown id."""
+    """The run's questions as rows (``split_questions``: the split's, else the run's own).
+
+    ``None``: an unknown id, or a record left out that read_run would not keep as it is.
+    """
     if any(qid not in by_id for qid in source.qids):
         return None  # select reports it
     if split_questions is None:
@@ -126,8 +134,10 @@ def choose(source: Source, by_id: Mapping[Any, Mapping[str, Any]], split_questio
     where = {qid: i for i, qid in enumerate(source.qids)}
     at = []
     for q in split_questions:
-        i = where.get(q["id"])
+        i = where.pop(q["id"], None)
         at.append(rows.add(q, None, None) if i is None else rows.add(q, source.records[i], source.keys[i]))
+    if not source.checked and where and not plain_records([source.records[i] for i in where.values()]):
+        return None  # a record outside the split that read_run would normalise or refuse
     return Chosen([q["id"] for q in split_questions], np.array(at, dtype=np.int64), reproduced)
 
 
@@ -220,7 +230,7 @@ def score_group(sources: Mapping[Any, Source], questions: Sequence[Mapping[str, 
             chosen[slot] = got
     if not chosen:
         return None
-    table = plain_table(rows.questions, rows.evidence, rows.ties, key, shared)
+    table = plain_table(rows.questions, rows.evidence, rows.ties, key, shared, run_form=True)
     if table is None:
         return None
     on_ids, on_labels = row_spaces(table, key)
