@@ -86,6 +86,7 @@ from eval.keyspace import gold_classes
 from eval.relevance import group_ids, hit_matrix
 from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
+from tempbench_core.memo import kept_for
 from tempbench_core.schema import format_span, format_year, valid_at
 
 #: Field separator of a document id.
@@ -344,14 +345,29 @@ def _plain_questions(table: EvidenceTable, space: str, hit: np.ndarray) -> np.nd
     if not all(type(v) is str for v in table.values):
         plain[:] = False  # str() of other values could make two items one id: question_run reports it
     # a hit's triple must have a point-in-time valid time-version (its qrels time is then the item's)
-    for i in np.flatnonzero(plain & (np.bincount(items.q[hit], minlength=table.n) > 0)).tolist():
-        tq = float(table.tq[i])
-        classes = set(items.cls[items.start[i]:items.start[i + 1]][hit[items.start[i]:items.start[i + 1]]].tolist())
-        _, class_keys, _ = gold_classes(table.gold(i), table.gold_space[i], tq)
-        point = {c for c, keys in enumerate(class_keys)
-                 if any(g.keys.get(space) == keys.get(space) and g.t_start == g.t_end == tq for g in table.gold(i))}
-        plain[i] = classes <= point
+    rows = np.flatnonzero(plain & (np.bincount(items.q[hit], minlength=table.n) > 0)).tolist()
+    point = np.zeros(len(table.class_valid), dtype=bool)
+    for i in rows:
+        point[table.cls_start[i]:table.cls_start[i + 1]] = _point_classes(table, i, space)
+    # (a hit's gid is its class's: a hit is a gold triple)
+    off_point = np.bincount(items.q[hit & ~point[np.maximum(items.gid, 0)]], minlength=table.n) > 0
+    plain[rows] = ~off_point[rows]
     return plain
+
+
+def _point_classes(table: EvidenceTable, i: int, space: str) -> list[bool]:
+    """Per gold class of question ``i``: a member keyed like it in ``space`` is a point in time at ``t_query``."""
+    question = table.questions[i]
+
+    def make() -> list[bool]:
+        tq = float(table.tq[i])
+        gold = table.gold(i)
+        _, class_keys, _ = gold_classes(gold, table.gold_space[i], tq)
+        return [any(g.keys.get(space) == keys.get(space) and g.t_start == g.t_end == tq for g in gold)
+                for keys in class_keys]
+
+    return kept_for(table.shared, ("point classes", question.get("id"), table.key, table.gold_space[i], space),
+                    question, make)
 
 
 def _spans(ts: np.ndarray, te: np.ndarray) -> list[str]:

@@ -84,9 +84,12 @@ def tie_sensitive(orig: RunValues, rep: RunValues, name: str) -> bool:
 
 
 def config_figures(orig: ScoredRun, rep: ScoredRun, measures: Sequence[tuple[str, Measure]],
-                   options: ReproOptions) -> dict[str, Any]:
-    """The per-configuration object: KTU, RBO, and per measure RMSE, nRMSE, p-value, means, tie sensitivity."""
-    ktu_mean, _ = ktu(orig.docs, rep.docs, options.ktu_cut)
+                   options: ReproOptions, ktu_pair: tuple[float | None, np.ndarray] | None = None) -> dict[str, Any]:
+    """The per-configuration object: KTU, RBO, and per measure RMSE, nRMSE, p-value, means, tie sensitivity.
+
+    ``ktu_pair``: :func:`~eval.repro.ktu.ktu` of the two runs, when already computed.
+    """
+    ktu_mean, _ = ktu_pair if ktu_pair is not None else ktu(orig.docs, rep.docs, options.ktu_cut)
     rbo_mean, _ = rbo(orig.docs, rep.docs, options.rbo_p, options.rbo_depth, options.rbo_both_empty)
     out: dict[str, Any] = {"ktu": ktu_mean, "rbo": rbo_mean, "rmse": {}, "nrmse": {}, "p_value": {},
                            "mean": {"original": {}, "reproduced": {}}, "tie_sensitive": {}}
@@ -140,13 +143,13 @@ def compare_runs(original: Mapping[str, ScoredRun], reproduced: Mapping[str, Sco
     result: dict[str, Any] = {"baseline": baseline, "measures": [given for given, _ in measures],
                               "questions": n_questions, "configs": {}, "effects": {}}
     for name in names:
-        result["configs"][name] = config_figures(original[name], reproduced[name], measures, options)
+        o, r = original[name].docs, reproduced[name].docs
+        ktu_pair = ktu(o, r, options.ktu_cut)
+        result["configs"][name] = config_figures(original[name], reproduced[name], measures, options, ktu_pair)
         if extras is not None:
-            o, r = original[name].docs, reproduced[name].docs
             ceiling = rbo_ceiling_kernel(o.lengths, r.lengths, options.rbo_p, options.rbo_depth, options.rbo_both_empty)
             extras.setdefault("rbo_ceiling", {})[name] = fmean(ceiling)
-            _, per_q = ktu(o, r, options.ktu_cut)
-            extras.setdefault("ktu_questions", {})[name] = int((~np.isnan(per_q)).sum())
+            extras.setdefault("ktu_questions", {})[name] = int((~np.isnan(ktu_pair[1])).sum())
     if baseline in names:
         for name in names:
             if name != baseline:
