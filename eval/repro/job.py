@@ -39,6 +39,7 @@ from eval.repro.values import RunValues, run_values
 from eval.scoring import select, where_in
 from eval.trec import run_documents
 from tempbench_core.errors import RunMismatchError, TempbenchError
+from tempbench_core.memory import gc_paused
 from tempbench_core.runfile import read_run
 from tempbench_core.schema import select_split
 from tempbench_core.workers import WorkerPool
@@ -152,6 +153,11 @@ def _prepare_task(job: _Job, slot: tuple[str, str]) -> Prepared | _Failed:
 
 def _group_task(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed]:
     """Prepare the runs of one configuration together (:mod:`eval.repro.distinct`), the others on their own."""
+    with gc_paused():  # millions of records stay alive while they are read: no collection walks them again and again
+        return _prepare_group(job, slots)
+
+
+def _prepare_group(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed]:
     runs = {slot: job.runs[slot] for slot in slots}
     found = file_sources({s: r for s, r in runs.items() if isinstance(r, (str, Path))})
     sources = {s: found[s] if isinstance(r, (str, Path)) else mapping_source(r) for s, r in runs.items()
