@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import chain, count, repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -59,52 +59,111 @@ def question_classes(question: Mapping[str, Any], key: str, shared: dict[Any, An
     return kept_for(shared, ("plain classes", question.get("id"), key), question, make)
 
 
-class _Flat:
-    """The items of every question's list, flat, as read_items' fast path reads them."""
+class PlainItems(NamedTuple):
+    """One question's list (evidence or cut-off ties) as read_items' fast path reads it, with the gold classes."""
 
-    def __init__(self, lists: Sequence[list[Any]], spaces: Sequence[str]) -> None:
-        self.counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-        flat = list(chain.from_iterable(lists))
-        if len(set(spaces)) <= 1:
-            srots = list(map(_GETTERS[spaces[0] if spaces else "id"], flat))
-        else:
-            srots = list(chain.from_iterable(map(_GETTERS[sp], x) for sp, x in zip(spaces, lists, strict=True)))
-        ts, te = list(map(_TS, flat)), list(map(_TE, flat))
-        self.plain = set(map(type, ts)) <= _NUMBERS and set(map(type, te)) <= _NUMBERS
-        if self.plain:
-            ts, te = list(map(float, ts)), list(map(float, te))
-            raw = list(map(dict.get, flat, repeat("score")))
-            self.score_types = set(map(type, raw))
-            self.scores = read_scores(raw)
-        self.srots, self.ts, self.te = srots, ts, te
-        # each distinct (s, r, o) once: the index of its first item (a list value makes this a TypeError)
-        self.first: dict[tuple[Any, Any, Any], int] = {}
-        self.triple = np.fromiter(map(self.first.setdefault, srots, count()), dtype=np.int64, count=len(srots))
-        self.plain = self.plain and set(map(type, chain.from_iterable(self.first))) <= _STR
+    srots: list[tuple[Any, Any, Any]]
+    ts: list[float]
+    te: list[float]
+    scores: list[float]  # NaN: no score
+    cls: list[int]
 
-    def classes(self, lookups: Sequence[dict[tuple[Any, Any, Any], int]]) -> np.ndarray:
-        """Each item's gold class in its question's lookup (``-1``: none)."""
-        out: list[int] = []
-        at = 0
-        for count_, lookup in zip(self.counts.tolist(), lookups, strict=True):
-            if count_:
-                out.extend(map(lookup.get, self.srots[at:at + count_], repeat(-1)))
-                at += count_
-        return np.array(out, dtype=np.int64)
 
-    def columns(self, codes: Codes, space: np.ndarray, lookups: Sequence[dict[Any, int]],
-                cls_start: np.ndarray) -> ItemColumns:
-        """The :class:`~eval.evidence.ItemColumns`; ``codes`` numbers the values in order of first use, as resolve."""
-        # a value's first use is in the first item of its triple: interning the distinct triples in
-        # order of first item gives the codes of interning every item
-        sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(self.first)), dtype=np.int64,
-                          count=3 * len(self.first)).reshape(-1, 3)
-        dense = np.zeros(len(self.triple), dtype=np.int64)
-        dense[np.fromiter(self.first.values(), dtype=np.int64, count=len(self.first))] = np.arange(len(self.first))
-        sro = sro[dense[self.triple]]
-        return ItemColumns(self.counts, np.repeat(space, self.counts), sro[:, 0], sro[:, 1], sro[:, 2],
-                           np.array(self.ts, dtype=np.float64), np.array(self.te, dtype=np.float64),
-                           self.classes(lookups), np.array(self.scores, dtype=np.float64), cls_start)
+NO_ITEMS = PlainItems([], [], [], [], [])
+
+
+def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], int], run_form: bool = False
+                ) -> PlainItems | None:
+    """``items`` read in ``space`` and matched against ``lookup``, or ``None`` when read_items must read it.
+
+    ``run_form``: see :func:`plain_table`.
+    """
+    if type(items) is not list:
+        return None
+    if not items:
+        return NO_ITEMS
+    try:
+        srots = list(map(_GETTERS[space], items))
+        ts, te = list(map(_TS, items)), list(map(_TE, items))
+        if not (set(map(type, ts)) <= _NUMBERS and set(map(type, te)) <= _NUMBERS):
+            return None
+        ts, te = list(map(float, ts)), list(map(float, te))
+        raw = list(map(dict.get, items, repeat("score")))
+    except _NOT_PLAIN:
+        return None
+    if run_form and not set(map(type, raw)) <= _RUN_FILE_SCORES:
+        return None
+    if not set(map(type, chain.from_iterable(srots))) <= _STR:
+        return None
+    return PlainItems(srots, ts, te, read_scores(raw), list(map(lookup.get, srots, repeat(-1))))
+
+
+class PlainRow(NamedTuple):
+    """One question with its evidence and cut-off ties read (a row of :func:`rows_table`)."""
+
+    question: Mapping[str, Any]
+    tq: float
+    space: str
+    class_valid: list[bool]
+    items: PlainItems
+    extra: PlainItems
+
+
+def plain_row(question: Mapping[str, Any], evidence: Any, ties: Any, key: str = "auto",
+              shared: dict[Any, Any] | None = None, run_form: bool = False) -> PlainRow | None:
+    """One question's row, as :func:`~eval.evidence.read_question` reads it, or ``None`` (module docstring)."""
+    try:
+        tq, space, class_valid, lookup = question_classes(question, key, shared)
+    except EvidenceError:
+        return None
+    items = plain_items(evidence, space, lookup, run_form)
+    # read_question reads no cut-off ties from a falsy value
+    extra = plain_items(ties, space, lookup, run_form) if ties else NO_ITEMS
+    if items is None or extra is None:
+        return None
+    return PlainRow(question, tq, space, class_valid, items, extra)
+
+
+def _columns(lists: Sequence[PlainItems], space: np.ndarray, codes: Codes, cls_start: np.ndarray) -> ItemColumns:
+    """The :class:`~eval.evidence.ItemColumns` of the rows' lists; ``codes`` numbers the values in order of first use."""
+    counts = np.fromiter((len(x.cls) for x in lists), dtype=np.int64, count=len(lists))
+    total = int(counts.sum())
+
+    def flat(part: int, dtype: Any) -> np.ndarray:
+        return np.fromiter(chain.from_iterable(x[part] for x in lists), dtype=dtype, count=total)
+
+    # each distinct (s, r, o) once, at its first item; a value's first use is in the first item of a
+    # triple holding it, so interning the distinct triples in that order numbers the values as
+    # interning every item would
+    first: dict[tuple[Any, Any, Any], int] = {}
+    triple = np.fromiter(map(first.setdefault, chain.from_iterable(x.srots for x in lists), count()),
+                         dtype=np.int64, count=total)
+    sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(first)), dtype=np.int64,
+                      count=3 * len(first)).reshape(-1, 3)
+    dense = np.zeros(total, dtype=np.int64)
+    dense[np.fromiter(first.values(), dtype=np.int64, count=len(first))] = np.arange(len(first))
+    sro = sro[dense[triple]]
+    return ItemColumns(counts, np.repeat(space, counts), sro[:, 0], sro[:, 1], sro[:, 2], flat(1, np.float64),
+                       flat(2, np.float64), flat(4, np.int64), flat(3, np.float64), cls_start)
+
+
+def rows_table(rows: Sequence[PlainRow], key: str = "auto", shared: dict[Any, Any] | None = None,
+               evidence: Sequence[Any] = ()) -> EvidenceTable:
+    """The :class:`~eval.evidence.EvidenceTable` of rows (``evidence``: the lists as given, kept as resolve keeps them)."""
+    n_gold = np.fromiter((len(r.class_valid) for r in rows), dtype=np.int64, count=len(rows))
+    cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
+    space = np.array([SPACES.index(r.space) for r in rows], dtype=np.int8)
+    codes = Codes()
+    items = _columns([r.items for r in rows], space, codes, cls_start)
+    extra = _columns([r.extra for r in rows], space, codes, cls_start)
+    return EvidenceTable(
+        key=key, questions=[r.question for r in rows],
+        tq=np.fromiter((r.tq for r in rows), dtype=np.float64, count=len(rows)), n_gold=n_gold, cls_start=cls_start,
+        class_valid=np.fromiter(chain.from_iterable(r.class_valid for r in rows), dtype=bool,
+                                count=int(cls_start[-1])),
+        gold_space=[r.space for r in rows], items=items, extra=extra, code_of=codes, values=list(codes),
+        evidence=list(evidence), shared=shared,
+    )
 
 
 def plain_table(questions: Sequence[Mapping[str, Any]], evidence: Sequence[Any], ties: Sequence[Any],
@@ -116,37 +175,12 @@ def plain_table(questions: Sequence[Mapping[str, Any]], evidence: Sequence[Any],
     times, as read here) is one :func:`tempbench_core.runfile.read_run` keeps
     as it is (SPEC §6.1's form): the records need no other check of read_run's.
     """
-    if key not in KEY_CHOICES or not all(type(x) is list for x in evidence):
+    if key not in KEY_CHOICES:
         return None
-    extra = [x if x else [] for x in ties]  # read_question reads no cut-off ties from a falsy value
-    if not all(type(x) is list for x in extra):
-        return None
-    try:
-        infos = [question_classes(q, key, shared) for q in questions]
-    except EvidenceError:
-        return None
-    spaces = [info[1] for info in infos]
-    try:
-        items, ex = _Flat(evidence, spaces), _Flat(extra, spaces)
-    except _NOT_PLAIN:
-        return None
-    if not (items.plain and ex.plain):
-        return None
-    if run_form and not (items.score_types <= _RUN_FILE_SCORES and ex.score_types <= _RUN_FILE_SCORES):
-        return None
-    n_gold = np.fromiter((len(info[2]) for info in infos), dtype=np.int64, count=len(infos))
-    cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
-    space = np.array([SPACES.index(sp) for sp in spaces], dtype=np.int8)
-    lookups = [info[3] for info in infos]
-    codes = Codes()
-    item_columns = items.columns(codes, space, lookups, cls_start)
-    extra_columns = ex.columns(codes, space, lookups, cls_start)
-    return EvidenceTable(
-        key=key, questions=list(questions), tq=np.fromiter((info[0] for info in infos), dtype=np.float64,
-                                                           count=len(infos)),
-        n_gold=n_gold, cls_start=cls_start,
-        class_valid=np.fromiter(chain.from_iterable(info[2] for info in infos), dtype=bool,
-                                count=int(cls_start[-1])),
-        gold_space=spaces, items=item_columns, extra=extra_columns, code_of=codes, values=list(codes),
-        evidence=list(evidence), shared=shared,
-    )
+    rows = []
+    for q, ev, ex in zip(questions, evidence, ties, strict=True):
+        row = plain_row(q, ev, ex, key, shared, run_form)
+        if row is None:
+            return None
+        rows.append(row)
+    return rows_table(rows, key, shared, evidence)

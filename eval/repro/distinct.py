@@ -30,118 +30,117 @@ from typing import Any
 
 import numpy as np
 
-from eval.plain_table import plain_table
+from eval.plain_table import PlainRow, plain_row, rows_table
 from eval.repro.doclists import DocLists
 from eval.repro.values import RunValues
 from eval.trec import DocumentCodes, run_document_codes
 from tempbench_core.errors import TempbenchError
-from tempbench_core.runlines import as_run_record, parse_line, plain_records, run_lines
+from tempbench_core.runlines import parse_line, run_lines
 
 
 @dataclass
 class Source:
-    """One run's records in its order: ids, records, and a key per record equal for equal records of the group."""
+    """One run's records in its order: their ids and rows (one row object per distinct record of the group)."""
 
     qids: list[Any]
-    records: list[Mapping[str, Any]]
-    keys: list[Any]
-    #: False: its items are read_run's to check (the records of a file)
-    checked: bool = True
+    rows: list[PlainRow]
+
+
+class Reader:
+    """Reads a group's records into :class:`~eval.plain_table.PlainRow` rows, each distinct record once.
+
+    A record of a file is its line's bytes; a record given in memory, its
+    object. ``None`` for a record the fast path leaves to the run-by-run path:
+    one read_run would not keep as it is, an id not in the benchmark, items
+    resolve must read one by one.
+    """
+
+    def __init__(self, questions: Sequence[Mapping[str, Any]], key: str, shared: dict[Any, Any] | None) -> None:
+        self.by_id = {q["id"]: q for q in questions}
+        self.key, self.shared = key, shared
+        self.known: dict[Any, PlainRow | None] = {}
+
+    def _row(self, question: Mapping[str, Any] | None, record: Mapping[str, Any] | None) -> PlainRow | None:
+        if question is None:
+            return None  # select names the unknown id
+        # what eval.repro.job.prepare reads of a record (none: an empty retrieval)
+        evidence = record.get("evidence", []) if record is not None else []
+        ties = (record.get("cutoff_ties") or []) if record is not None else []
+        return plain_row(question, evidence, ties, self.key, self.shared, run_form=True)
+
+    def line(self, line: bytes) -> PlainRow | None:
+        """The row of one line of a run file."""
+        if line not in self.known:
+            rec = parse_line(line)
+            self.known[line] = None if rec is None else self._row(self.by_id.get(rec["id"]), rec)
+        return self.known[line]
+
+    def record(self, qid: Any, record: Mapping[str, Any]) -> PlainRow | None:
+        """The row of a record given in memory under ``qid``."""
+        key = ("object", qid, id(record))
+        if key not in self.known:
+            self.known[key] = self._row(self.by_id.get(qid), record)
+        return self.known[key]
+
+    def empty(self, question: Mapping[str, Any]) -> PlainRow | None:
+        """The row of a question a run lacks (an empty retrieval)."""
+        key = ("missing", question["id"])
+        if key not in self.known:
+            self.known[key] = self._row(question, None)
+        return self.known[key]
+
+
+def file_source(path: str | Path, reader: Reader) -> Source | None:
+    """A run file's records as rows, or ``None`` when it is read run by run."""
+    try:
+        lines = run_lines(path)
+    except TempbenchError:
+        return None  # read_run reports it
+    if lines is None:
+        return None
+    rows = [reader.line(line) for line in lines]
+    if any(row is None for row in rows):
+        return None
+    qids = [row.question["id"] for row in rows]  # type: ignore[union-attr]
+    if len(set(qids)) != len(qids):
+        return None  # read_run names the duplicate
+    return Source(qids, rows)  # type: ignore[arg-type]
+
+
+def mapping_source(run: Mapping[Any, Mapping[str, Any]], reader: Reader) -> Source | None:
+    """A run given as ``{question id: record}``, or ``None`` when it is prepared on its own."""
+    rows = [reader.record(qid, rec) for qid, rec in run.items()]
+    if any(row is None for row in rows):
+        return None
+    return Source(list(run), rows)  # type: ignore[arg-type]
 
 
 @dataclass
 class Chosen:
-    """One run's scored questions (SPEC §3.2 via :func:`eval.scoring.select`'s rules) as rows of the group table."""
+    """One run's scored questions (SPEC §3.2, :func:`eval.scoring.select`'s rules) and their rows of the group table."""
 
     qids: list[Any]
     rows: np.ndarray
     reproduced: bool
 
 
-def file_sources(paths: Mapping[Any, str | Path]) -> dict[Any, Source]:
-    """The runs of ``paths`` (slot -> run file) that the fast path reads; each distinct line parsed once."""
-    lines: dict[Any, list[bytes]] = {}
-    for slot, path in paths.items():
-        try:
-            got = run_lines(path)
-        except TempbenchError:
-            continue  # read run by run, which reports it
-        if got is not None:
-            lines[slot] = got
-    index: dict[bytes, int] = {}
-    parsed: list[dict[str, Any] | None] = []
-    keys: dict[Any, list[int]] = {}
-    for slot, raw in lines.items():
-        at = keys[slot] = []
-        for line in raw:
-            k = index.get(line)
-            if k is None:
-                k = index[line] = len(parsed)
-                parsed.append(parse_line(line))
-            at.append(k)
-    out = {}
-    for slot, at in keys.items():
-        records = [parsed[k] for k in at]
-        if any(rec is None for rec in records):
-            continue
-        qids = [rec["id"] for rec in records]  # type: ignore[index]
-        if len(set(qids)) != len(qids):
-            continue  # read_run names the duplicate
-        # the items are checked where they are read (plain_table's run_form), the others' in choose
-        out[slot] = Source(qids, [as_run_record(rec) for rec in records], at, checked=False)  # type: ignore[arg-type]
-    return out
-
-
-def mapping_source(run: Mapping[Any, Mapping[str, Any]]) -> Source:
-    """A run given as ``{question id: record}``: a record is shared only as the same object."""
-    records = list(run.values())
-    return Source(list(run), records, [("object", id(rec)) for rec in records])
-
-
-class Rows:
-    """The distinct ``(question, record)`` rows of a group, in order of first use."""
-
-    def __init__(self) -> None:
-        self.index: dict[Any, int] = {}
-        self.questions: list[Mapping[str, Any]] = []
-        self.evidence: list[Any] = []
-        self.ties: list[Any] = []
-
-    def add(self, question: Mapping[str, Any], record: Mapping[str, Any] | None, key: Any) -> int:
-        row_key = (question["id"], key)
-        at = self.index.get(row_key)
-        if at is None:
-            at = self.index[row_key] = len(self.questions)
-            self.questions.append(question)
-            # what eval.repro.job.prepare reads of a record (a missing record: an empty retrieval)
-            self.evidence.append(record.get("evidence", []) if record is not None else [])
-            self.ties.append((record.get("cutoff_ties") or []) if record is not None else [])
-        return at
-
-
-def choose(source: Source, by_id: Mapping[Any, Mapping[str, Any]], split_questions: Sequence[Mapping[str, Any]] | None,
-           rows: Rows, reproduced: bool) -> Chosen | None:
-    """The run's questions as rows (``split_questions``: the split's, else the run's own).
-
-    ``None``: an unknown id, or a record left out that read_run would not keep as it is.
-    """
-    if any(qid not in by_id for qid in source.qids):
-        return None  # select reports it
+def choose(source: Source, split_questions: Sequence[Mapping[str, Any]] | None, reader: Reader
+           ) -> tuple[list[Any], list[PlainRow]] | None:
+    """The run's questions and rows: the split's questions (a missing one an empty retrieval), else the run's own."""
     if split_questions is None:
-        at = [rows.add(by_id[qid], rec, key) for qid, rec, key in zip(source.qids, source.records, source.keys,
-                                                                       strict=True)]
-        return Chosen(list(source.qids), np.array(at, dtype=np.int64), reproduced)
+        return list(source.qids), source.rows
     where = {qid: i for i, qid in enumerate(source.qids)}
-    at = []
+    rows = []
     for q in split_questions:
-        i = where.pop(q["id"], None)
-        at.append(rows.add(q, None, None) if i is None else rows.add(q, source.records[i], source.keys[i]))
-    if not source.checked and where and not plain_records([source.records[i] for i in where.values()]):
-        return None  # a record outside the split that read_run would normalise or refuse
-    return Chosen([q["id"] for q in split_questions], np.array(at, dtype=np.int64), reproduced)
+        i = where.get(q["id"])
+        row = source.rows[i] if i is not None else reader.empty(q)
+        if row is None:
+            return None
+        rows.append(row)
+    return [q["id"] for q in split_questions], rows
 
 
-def row_spaces(table: Any, key: str) -> tuple[np.ndarray, np.ndarray]:
+def row_spaces(table: Any) -> tuple[np.ndarray, np.ndarray]:
     """Per row, its evidence items compared on ids and on labels (what :func:`eval.repro.doclists.run_space` counts)."""
     items = table.items
     on_ids = np.bincount(items.q[items.space == 0], minlength=table.n)
@@ -212,29 +211,34 @@ class GroupTable:
     spaces: dict[Any, str | None]
 
 
-def score_group(sources: Mapping[Any, Source], questions: Sequence[Mapping[str, Any]], split_questions: Any,
-                score: Callable[[Any, bool], RunValues], key: str, shared: dict[Any, Any] | None,
-                reproduced: Callable[[Any], bool]) -> GroupTable | None:
-    """Resolve and score the rows of ``sources`` (slot -> run) at once; ``None`` where a run needs its own path.
+def score_group(sources: Mapping[Any, Source], split_questions: Sequence[Mapping[str, Any]] | None, reader: Reader,
+                score: Callable[[Any, bool], RunValues], reproduced: Callable[[Any], bool]) -> GroupTable | None:
+    """Resolve and score the rows of ``sources`` (slot -> run) at once; ``None`` where the runs need their own path.
 
     ``score(table, ties)``: the per-row values; ``reproduced(slot)``: whether the
-    run's tie ranges are read. Runs left out of the result (an unknown id, a
-    key-space mix) are prepared on their own by the caller.
+    run's tie ranges are read. Runs left out of the result (a key-space mix, a
+    split question the fast path cannot read) are prepared on their own by the caller.
     """
-    by_id = {q["id"]: q for q in questions}
-    rows = Rows()
+    index: dict[int, int] = {}
+    rows: list[PlainRow] = []
     chosen = {}
     for slot, source in sources.items():
-        got = choose(source, by_id, split_questions, rows, reproduced(slot))
-        if got is not None:
-            chosen[slot] = got
+        got = choose(source, split_questions, reader)
+        if got is None:
+            continue
+        at = []
+        for row in got[1]:
+            i = index.get(id(row))
+            if i is None:
+                i = index[id(row)] = len(rows)
+                rows.append(row)
+            at.append(i)
+        chosen[slot] = Chosen(got[0], np.array(at, dtype=np.int64), reproduced(slot))
     if not chosen:
         return None
-    table = plain_table(rows.questions, rows.evidence, rows.ties, key, shared, run_form=True)
-    if table is None:
-        return None
-    on_ids, on_labels = row_spaces(table, key)
-    spaces = {slot: chosen_space(on_ids, on_labels, c.rows, key) for slot, c in chosen.items()}
+    table = rows_table(rows, reader.key, reader.shared)
+    on_ids, on_labels = row_spaces(table)
+    spaces = {slot: chosen_space(on_ids, on_labels, c.rows, reader.key) for slot, c in chosen.items()}
     chosen = {slot: c for slot, c in chosen.items() if spaces[slot] is not False}
     used = {spaces[slot] for slot in chosen} - {None}
     if not chosen or len(used) > 1:

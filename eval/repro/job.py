@@ -32,7 +32,7 @@ import numpy as np
 from eval.evidence import resolve
 from eval.measures import Measure
 from eval.repro.compare import ScoredRun, compare_runs
-from eval.repro.distinct import file_sources, group_codes, mapping_source, score_group, values_of
+from eval.repro.distinct import Reader, file_source, group_codes, mapping_source, score_group, values_of
 from eval.repro.doclists import DocLists, one_space, run_space
 from eval.repro.options import ReproOptions
 from eval.repro.values import RunValues, run_values
@@ -158,16 +158,19 @@ def _group_task(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed
 
 
 def _prepare_group(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed]:
-    runs = {slot: job.runs[slot] for slot in slots}
-    found = file_sources({s: r for s, r in runs.items() if isinstance(r, (str, Path))})
-    sources = {s: found[s] if isinstance(r, (str, Path)) else mapping_source(r) for s, r in runs.items()
-               if s in found or not isinstance(r, (str, Path))}
+    reader = Reader(job.questions, job.key, job.shared)
+    sources = {}
+    for slot in slots:
+        run = job.runs[slot]
+        source = file_source(run, reader) if isinstance(run, (str, Path)) else mapping_source(run, reader)
+        if source is not None:
+            sources[slot] = source
     split_questions = select_split(job.questions, job.split) if job.split is not None else None
     group = None
     if sources and (split_questions is None or split_questions):
-        group = score_group(sources, job.questions, split_questions,
-                            lambda table, ties: run_values(table, job.measures, job.trp_empty, ties), job.key,
-                            job.shared, lambda slot: slot[0] == "reproduced")
+        group = score_group(sources, split_questions, reader,
+                            lambda table, ties: run_values(table, job.measures, job.trp_empty, ties),
+                            lambda slot: slot[0] == "reproduced")
     done = group.chosen if group is not None else {}
     alone = {slot: _prepare_task(job, slot) for slot in slots if slot not in done}
     codes = group_codes(group.docs if group is not None else None, {s: c.rows for s, c in done.items()},

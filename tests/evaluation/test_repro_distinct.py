@@ -117,10 +117,10 @@ def test_a_plain_pair_takes_the_group_path(tmp_path: Path) -> None:
         path.write_text("".join(dumps_record({"id": q["id"], "evidence": [item, dict(item, o_id="Q3")]})
                                 for q in questions), encoding="utf-8")
         runs[slot] = path
-    sources = distinct.file_sources(runs)
-    assert set(sources) == set(SLOTS)
-    group = distinct.score_group(sources, questions, None, lambda t, ties: None, "auto", {},
-                                 lambda slot: slot[0] == "reproduced")
+    reader = distinct.Reader(questions, "auto", {})
+    sources = {slot: distinct.file_source(path, reader) for slot, path in runs.items()}
+    assert all(source is not None for source in sources.values())
+    group = distinct.score_group(sources, None, reader, lambda t, ties: None, lambda slot: slot[0] == "reproduced")
     assert group is not None and set(group.chosen) == set(SLOTS)
     assert group.chosen[SLOTS[0]].rows.tolist() == group.chosen[SLOTS[1]].rows.tolist()  # one row per record
     _compare(_Job(runs, questions, MEASURES, None, "auto", "zero"), _Job(runs, questions, MEASURES, None, "auto", "zero"))

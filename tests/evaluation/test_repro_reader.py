@@ -1,12 +1,14 @@
-"""The line reader of run files (tempbench_core.runlines) gives read_run's records, or leaves the file to read_run.
+"""The run reader of ``tempbench repro`` (eval.repro.distinct over tempbench_core.runlines) reads what read_run reads.
 
 On random files (plain SPEC §6.1 records and every other form read_run
 accepts or refuses: 5-lists, evidence lines, ``t`` fields, string or boolean
-times and scores, missing fields, null cut-off ties, duplicate and unusual
-ids, integers beyond 64 bits, NaN, a BOM, blank lines, gzip): whenever
-:func:`read_plain_run` returns records, read_run returns the same, in the same
-order, with the same lines, and does not fail. Plain files must take the
-fast path (otherwise the comparison would say nothing).
+times and scores, missing fields, null cut-off ties, duplicate, unknown and
+unusual ids, integers beyond 64 bits, NaN, a BOM, blank lines, CRLF, gzip):
+whenever :func:`~eval.repro.distinct.file_source` reads a file, read_run
+reads it without an error, with the same ids in the same order, and every
+row is the one made from read_run's record (what the run-by-run path
+resolves). Plain files must take the fast path (otherwise the comparison
+would say nothing).
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from eval.plain_table import plain_row
+from eval.repro.distinct import Reader, file_source
 from tempbench_core.errors import TempbenchError
 from tempbench_core.runfile import dumps_record, read_run
-from tempbench_core.runlines import plain_items, read_plain_run, run_lines
+from tempbench_core.runlines import run_lines
 
 IDS = st.one_of(st.sampled_from(["q1", "q2", "q|3", "ä ö", "", " q1", "q1\t", "\u2028", "1"]),
                 st.text(max_size=6))
@@ -129,73 +133,97 @@ def _write(folder: Path, text: str, gz: bool) -> Path:
     return path
 
 
-def _same_as_read_run(path: Path) -> bool:
-    """Whether read_plain_run took the fast path; when it did, it must equal read_run."""
-    fast = read_plain_run(path)
-    if fast is None:
+GOLD = {"id": {"s_id": "Q1", "r_id": "P1", "o_id": "Q3"}, "label": {"s": "Ann", "r": "a|b", "o": "Zoë"}}
+
+
+def _questions(ids: list, spaces: str, unknown: bool) -> list[dict]:
+    keep = [i for i in dict.fromkeys(ids) if isinstance(i, str)]
+    if unknown and keep:
+        keep = keep[1:]
+    gold = {k: v for space in (("id", "label") if spaces == "both" else (spaces,)) for k, v in GOLD[space].items()}
+    return [{"id": qid, "t_query": 1994, "S_star": [dict(gold, t_start=1994, t_end=1994)]} for qid in keep]
+
+
+def _nan_free(row) -> tuple:
+    return (*row[:4], *((*part[:3], [x if x == x else "nan" for x in part.scores], part.cls)
+                        for part in (row.items, row.extra)))
+
+
+def _read_as_read_run(path: Path, questions: list[dict]) -> bool:
+    """Whether file_source read the file; when it did, read_run must read the same."""
+    source = file_source(path, Reader(questions, "auto", {}))
+    if source is None:
         return False
     ref = read_run(path)  # must not raise: the fast path took a file read_run refuses
-    assert list(fast.items()) == list(ref.items())
-    assert fast.lines == ref.lines and fast.path == ref.path and fast.item_form == ref.item_form
-    assert (fast.id_key, fast.evidence_key) == (ref.id_key, ref.evidence_key)
+    assert source.qids == list(ref)
+    by_id = {q["id"]: q for q in questions}
+    for qid, row in zip(source.qids, source.rows, strict=True):
+        again = plain_row(by_id[qid], ref[qid].get("evidence", []), ref[qid].get("cutoff_ties") or [], "auto", {})
+        assert again is not None and _nan_free(row) == _nan_free(again)
     return True
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(run_file())
-def test_fast_records_are_read_runs(case) -> None:
+@given(run_file(), st.sampled_from(["both", "id", "label"]), st.integers(0, 9))
+def test_what_the_reader_reads_read_run_reads(case, spaces, unknown) -> None:
     text, gz, odd = case
+    ids = [rec.get("id") for rec in map(_loads_or_none, text.split("\n")) if isinstance(rec, dict)]
+    questions = _questions(ids, spaces, unknown == 0)
     with tempfile.TemporaryDirectory() as tmp:
         path = _write(Path(tmp), text, gz)
-        fast = _same_as_read_run(path)
+        fast = _read_as_read_run(path, questions)
         if not fast:
             try:
                 read_run(path)
             except TempbenchError:
                 pass
-        # a plain file of unique ids without a 19-digit number is always read on the fast path
-        ids = [json.loads(line)["id"] for line in text.split("\n") if line.strip()] if not odd else []
-        if not odd and len(set(ids)) == len(ids) and re.search(r"\d{19}", text) is None:
+        # a plain file of unique known ids, items in the gold's space, no 19-digit number: the fast path
+        if not odd and unknown and len(set(ids)) == len(ids) and re.search(r"\d{19}", text) is None and (
+                "\ufeff" not in text) and _all_carry(text, "s_id" if spaces != "label" else "s"):
             assert fast
 
 
+def _loads_or_none(line: str):
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _all_carry(text: str, key: str) -> bool:
+    records = [r for r in map(_loads_or_none, text.split("\n")) if isinstance(r, dict)]
+    return all(key in it for r in records for it in [*r["evidence"], *(r.get("cutoff_ties") or [])])
+
+
 def test_a_written_run_file_takes_the_fast_path(tmp_path: Path) -> None:
-    records = [{"id": "q1", "evidence": [{"s": "a", "r": "p", "o": "b", "s_id": "Q1", "r_id": "P1", "o_id": "Q2",
+    records = [{"id": "q1", "evidence": [{"s": "Ann", "r": "a|b", "o": "Zoë", "s_id": "Q1", "r_id": "P1", "o_id": "Q3",
                                           "t_start": 1994, "t_end": 1994, "score": 2.5, "line": "a | p | b | 1994"}],
                 "cutoff_ties": []},
                {"id": "q2", "evidence": []}, {"id": "q3", "evidence": [], "cutoff_ties": None}]
+    questions = _questions(["q1", "q2", "q3"], "both", False)
     path = tmp_path / "run.jsonl"
     path.write_text("".join(dumps_record(r) for r in records), encoding="utf-8")
-    assert _same_as_read_run(path)
+    assert _read_as_read_run(path, questions)
     gz = tmp_path / "run.jsonl.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
-    assert _same_as_read_run(gz)
-    assert read_plain_run(gz)["q3"]["cutoff_ties"] == []
+    assert _read_as_read_run(gz, questions)
 
 
 @pytest.mark.parametrize("text", ["", "\ufeff{}\n", '{"id": "q1", "evidence": []}\n\n{"id": "q2", "evidence": []}\n',
                                   '{"id": "q1", "evidence": []}\n{"id": "q1", "evidence": []}\n',
                                   '{"id": "q1", "evidence": [], "n": 12345678901234567890}\n',
                                   '{"id": "q1", "evidence": [{"s": "a", "r": "b", "o": "c", "t_start": NaN, "t_end": 1}]}\n',
+                                  '{"id": "q1", "evidence": [{"s": "a", "r": "b", "o": "c", "t_start": 1, "t_end": 1, '
+                                  '"score": true}]}\n',
+                                  '{"id": "q9", "evidence": []}\n',
                                   '[{"id": "q1", "evidence": []}]\n'])
 def test_what_the_fast_path_leaves_to_read_run(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.jsonl"
     path.write_text(text, encoding="utf-8")
-    assert read_plain_run(path) is None
+    assert file_source(path, Reader(_questions(["q1", "q2"], "label", False), "auto", {})) is None
 
 
 def test_a_damaged_gzip_stream_is_left_to_read_run(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"id": "q1", "evidence": []}\n')[:-6])
     assert run_lines(path) is None
-
-
-def test_plain_items_is_the_per_item_rule() -> None:
-    from tempbench_core.runfile import _plain_item
-
-    items = [{"s": "a", "r": "b", "o": "c", "t_start": 1, "t_end": 2}, {"s_id": "Q", "r_id": "P", "o_id": "Q",
-                                                                         "t_start": 1.0, "t_end": 2, "score": None}]
-    assert plain_items(items) and all(map(_plain_item, items))
-    for bad in ({"s": "a", "r": "b", "t_start": 1, "t_end": 2}, {"s": "a", "r": "b", "o": "c", "t_start": True, "t_end": 2},
-                {"s": "a", "r": "b", "o": "c", "t_start": 1, "t_end": 2, "score": "1"}, ["a", "b", "c", 1, 2]):
-        assert not plain_items([*items, bad]) and not _plain_item(bad)
