@@ -18,8 +18,8 @@ resolve, which reads it (and names the problem with file and line).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import chain, count, repeat
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -70,6 +70,7 @@ class PlainItems(NamedTuple):
 
 
 NO_ITEMS = PlainItems([], [], [], [], [])
+_SROTS, _TIMES_START, _TIMES_END, _SCORE, _CLS = (itemgetter(i) for i in range(5))
 
 
 def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], int], run_form: bool = False
@@ -126,25 +127,17 @@ def plain_row(question: Mapping[str, Any], evidence: Any, ties: Any, key: str = 
 
 def _columns(lists: Sequence[PlainItems], space: np.ndarray, codes: Codes, cls_start: np.ndarray) -> ItemColumns:
     """The :class:`~eval.evidence.ItemColumns` of the rows' lists; ``codes`` numbers the values in order of first use."""
-    counts = np.fromiter((len(x.cls) for x in lists), dtype=np.int64, count=len(lists))
+    counts = np.fromiter(map(len, map(_CLS, lists)), dtype=np.int64, count=len(lists))
     total = int(counts.sum())
 
-    def flat(part: int, dtype: Any) -> np.ndarray:
-        return np.fromiter(chain.from_iterable(x[part] for x in lists), dtype=dtype, count=total)
+    def flat(part: Callable[[PlainItems], list[Any]], dtype: Any) -> np.ndarray:
+        return np.fromiter(chain.from_iterable(map(part, lists)), dtype=dtype, count=total)
 
-    # each distinct (s, r, o) once, at its first item; a value's first use is in the first item of a
-    # triple holding it, so interning the distinct triples in that order numbers the values as
-    # interning every item would
-    first: dict[tuple[Any, Any, Any], int] = {}
-    triple = np.fromiter(map(first.setdefault, chain.from_iterable(x.srots for x in lists), count()),
-                         dtype=np.int64, count=total)
-    sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(first)), dtype=np.int64,
-                      count=3 * len(first)).reshape(-1, 3)
-    dense = np.zeros(total, dtype=np.int64)
-    dense[np.fromiter(first.values(), dtype=np.int64, count=len(first))] = np.arange(len(first))
-    sro = sro[dense[triple]]
-    return ItemColumns(counts, np.repeat(space, counts), sro[:, 0], sro[:, 1], sro[:, 2], flat(1, np.float64),
-                       flat(2, np.float64), flat(4, np.int64), flat(3, np.float64), cls_start)
+    # the s, r, o of every item, item after item, interned in that order (as resolve interns them)
+    values = chain.from_iterable(chain.from_iterable(map(_SROTS, lists)))
+    sro = np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=3 * total).reshape(total, 3)
+    return ItemColumns(counts, np.repeat(space, counts), sro[:, 0], sro[:, 1], sro[:, 2], flat(_TIMES_START, np.float64),
+                       flat(_TIMES_END, np.float64), flat(_CLS, np.int64), flat(_SCORE, np.float64), cls_start)
 
 
 def rows_table(rows: Sequence[PlainRow], key: str = "auto", shared: dict[Any, Any] | None = None,

@@ -49,8 +49,8 @@ class Source:
 class Reader:
     """Reads a group's records into :class:`~eval.plain_table.PlainRow` rows, each distinct record once.
 
-    A record of a file is its line's bytes; a record given in memory, its
-    object. ``None`` for a record the fast path leaves to the run-by-run path:
+    A record of a file is its line's bytes (:meth:`lines`); a record given in
+    memory, its object. ``None`` for a record the fast path leaves to the run-by-run path:
     one read_run would not keep as it is, an id not in the benchmark, items
     resolve must read one by one.
     """
@@ -59,6 +59,8 @@ class Reader:
         self.by_id = {q["id"]: q for q in questions}
         self.key, self.shared = key, shared
         self.known: dict[Any, PlainRow | None] = {}
+        self.files: list[tuple[list[bytes], list[PlainRow | None]]] = []
+        self._missing = object()
 
     def _row(self, question: Mapping[str, Any] | None, record: Mapping[str, Any] | None) -> PlainRow | None:
         if question is None:
@@ -68,12 +70,27 @@ class Reader:
         ties = (record.get("cutoff_ties") or []) if record is not None else []
         return plain_row(question, evidence, ties, self.key, self.shared, run_form=True)
 
-    def line(self, line: bytes) -> PlainRow | None:
-        """The row of one line of a run file."""
-        if line not in self.known:
-            rec = parse_line(line)
-            self.known[line] = None if rec is None else self._row(self.by_id.get(rec["id"]), rec)
-        return self.known[line]
+    def lines(self, lines: list[bytes]) -> list[PlainRow | None]:
+        """The rows of a run file's lines.
+
+        A line equal to the line at the same place of a file read before is
+        that line's row (the runs of a configuration list the questions in
+        the same order: a byte comparison, no hashing of every line).
+        """
+        before = self.files
+        rows = []
+        for i, line in enumerate(lines):
+            row = self._missing
+            for other, their_rows in before:
+                if i < len(other) and other[i] == line:
+                    row = their_rows[i]
+                    break
+            if row is self._missing:
+                rec = parse_line(line)
+                row = None if rec is None else self._row(self.by_id.get(rec["id"]), rec)
+            rows.append(row)
+        self.files.append((lines, rows))
+        return rows
 
     def record(self, qid: Any, record: Mapping[str, Any]) -> PlainRow | None:
         """The row of a record given in memory under ``qid``."""
@@ -98,7 +115,7 @@ def file_source(path: str | Path, reader: Reader) -> Source | None:
         return None  # read_run reports it
     if lines is None:
         return None
-    rows = [reader.line(line) for line in lines]
+    rows = reader.lines(lines)
     if any(row is None for row in rows):
         return None
     qids = [row.question["id"] for row in rows]  # type: ignore[union-attr]

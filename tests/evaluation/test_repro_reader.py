@@ -137,7 +137,7 @@ GOLD = {"id": {"s_id": "Q1", "r_id": "P1", "o_id": "Q3"}, "label": {"s": "Ann", 
 
 
 def _questions(ids: list, spaces: str, unknown: bool) -> list[dict]:
-    keep = [i for i in dict.fromkeys(ids) if isinstance(i, str)]
+    keep = list(dict.fromkeys(i for i in ids if isinstance(i, str)))
     if unknown and keep:
         keep = keep[1:]
     gold = {k: v for space in (("id", "label") if spaces == "both" else (spaces,)) for k, v in GOLD[space].items()}
@@ -151,15 +151,27 @@ def _nan_free(row) -> tuple:
 
 def _read_as_read_run(path: Path, questions: list[dict]) -> bool:
     """Whether file_source read the file; when it did, read_run must read the same."""
-    source = file_source(path, Reader(questions, "auto", {}))
+    reader = Reader(questions, "auto", {})
+    source = file_source(path, reader)
     if source is None:
         return False
     ref = read_run(path)  # must not raise: the fast path took a file read_run refuses
-    assert source.qids == list(ref)
     by_id = {q["id"]: q for q in questions}
-    for qid, row in zip(source.qids, source.rows, strict=True):
-        again = plain_row(by_id[qid], ref[qid].get("evidence", []), ref[qid].get("cutoff_ties") or [], "auto", {})
-        assert again is not None and _nan_free(row) == _nan_free(again)
+    # a second file of the same lines, some of them changed, shares the rows of the lines that are equal
+    lines = path.read_bytes().split(b"\n") if not path.name.endswith(".gz") else []
+    other = path.with_name("other.jsonl")
+    other.write_bytes(b"\n".join(line if i % 2 else line.replace(b'"evidence"', b'"evidence" ')
+                                  for i, line in enumerate(lines)))
+    second = file_source(other, reader) if lines else None
+    for got in (source, second):
+        if got is None:
+            continue
+        assert got.qids == list(ref)
+        for qid, row in zip(got.qids, got.rows, strict=True):
+            again = plain_row(by_id[qid], ref[qid].get("evidence", []), ref[qid].get("cutoff_ties") or [], "auto", {})
+            assert again is not None and _nan_free(row) == _nan_free(again)
+    if second is not None:
+        assert all(a is b for a, b in zip(source.rows[1::2], second.rows[1::2], strict=True))
     return True
 
 
