@@ -77,7 +77,8 @@ def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], in
                 ) -> PlainItems | None:
     """``items`` read in ``space`` and matched against ``lookup``, or ``None`` when read_items must read it.
 
-    ``run_form``: see :func:`plain_table`.
+    ``run_form``: see :func:`plain_table`. That ``s, r, o`` are strings is left
+    to :func:`rows_table`, which tests each distinct value once.
     """
     if type(items) is not list:
         return None
@@ -94,9 +95,11 @@ def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], in
         return None
     if run_form and not set(map(type, raw)) <= _RUN_FILE_SCORES:
         return None
-    if not set(map(type, chain.from_iterable(srots))) <= _STR:
+    try:
+        cls = list(map(lookup.get, srots, repeat(-1)))
+    except TypeError:  # a list or dict value; that s, r, o are strings is checked once per value (rows_table)
         return None
-    return PlainItems(srots, ts, te, read_scores(raw), list(map(lookup.get, srots, repeat(-1))))
+    return PlainItems(srots, ts, te, read_scores(raw), cls)
 
 
 class PlainRow(NamedTuple):
@@ -141,14 +144,19 @@ def _columns(lists: Sequence[PlainItems], space: np.ndarray, codes: Codes, cls_s
 
 
 def rows_table(rows: Sequence[PlainRow], key: str = "auto", shared: dict[Any, Any] | None = None,
-               evidence: Sequence[Any] = ()) -> EvidenceTable:
-    """The :class:`~eval.evidence.EvidenceTable` of rows (``evidence``: the lists as given, kept as resolve keeps them)."""
+               evidence: Sequence[Any] = ()) -> EvidenceTable | None:
+    """The :class:`~eval.evidence.EvidenceTable` of rows (``evidence``: the lists as given, kept as resolve keeps them).
+
+    ``None`` when an ``s``, ``r`` or ``o`` is not a string (read_items reads such a list item by item).
+    """
     n_gold = np.fromiter((len(r.class_valid) for r in rows), dtype=np.int64, count=len(rows))
     cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
     space = np.array([SPACES.index(r.space) for r in rows], dtype=np.int8)
     codes = Codes()
     items = _columns([r.items for r in rows], space, codes, cls_start)
     extra = _columns([r.extra for r in rows], space, codes, cls_start)
+    if not set(map(type, codes)) <= _STR:
+        return None  # read_items reads s, r, o of another type item by item
     return EvidenceTable(
         key=key, questions=[r.question for r in rows],
         tq=np.fromiter((r.tq for r in rows), dtype=np.float64, count=len(rows)), n_gold=n_gold, cls_start=cls_start,

@@ -254,6 +254,8 @@ def score_group(sources: Mapping[Any, Source], split_questions: Sequence[Mapping
     if not chosen:
         return None
     table = rows_table(rows, reader.key, reader.shared)
+    if table is None:
+        return None
     on_ids, on_labels = row_spaces(table)
     spaces = {slot: chosen_space(on_ids, on_labels, c.rows, reader.key) for slot, c in chosen.items()}
     chosen = {slot: c for slot, c in chosen.items() if spaces[slot] is not False}
