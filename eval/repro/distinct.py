@@ -2,14 +2,15 @@
 
 An original and its reproduction mostly hold byte-identical records. Here the
 runs of one configuration (a *group*) are read line by line as bytes
-(:func:`tempbench_core.runlines.run_lines`), each distinct line is parsed
-once, and every distinct ``(question, record)`` is one row of a single
-evidence table (:func:`eval.plain_table.plain_table`), scored by the kernels
-(:func:`eval.repro.values.run_values`) and written as document ids
-(:func:`eval.trec.run_document_codes`) once. Each run's values are then its
-rows' values: the kernels' per-question values depend on the question's row
-alone (cumulative sums along a row, per-row counts, per-question closed
-forms), not on the other rows of the table.
+(:func:`tempbench_core.runlines.run_lines`); a line is parsed and read into
+its row (:func:`eval.plain_table.plain_row`) once, its record then dropped,
+and a line equal to another run's line at the same place shares that row.
+The distinct rows make one evidence table (:func:`eval.plain_table.rows_table`),
+scored by the kernels (:func:`eval.repro.values.run_values`) and written as
+document ids (:func:`eval.trec.run_document_codes`) once. Each run's values
+are then its rows' values: the kernels' per-question values depend on the
+question's row alone (cumulative sums along a row, per-row counts,
+per-question closed forms), not on the other rows of the table.
 
 Whatever this fast path does not cover (another SPEC §1.4 form, a gzip
 stream it cannot read, an unknown id, a record resolve must read item by
@@ -50,9 +51,9 @@ class Reader:
     """Reads a group's records into :class:`~eval.plain_table.PlainRow` rows, each distinct record once.
 
     A record of a file is its line's bytes (:meth:`lines`); a record given in
-    memory, its object. ``None`` for a record the fast path leaves to the run-by-run path:
-    one read_run would not keep as it is, an id not in the benchmark, items
-    resolve must read one by one.
+    memory, its object. ``None`` for a record the fast path leaves to the
+    run-by-run path: one read_run would not keep as it is, an id not in the
+    benchmark, items resolve must read one by one.
     """
 
     def __init__(self, questions: Sequence[Mapping[str, Any]], key: str, shared: dict[Any, Any] | None) -> None:

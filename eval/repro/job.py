@@ -1,8 +1,9 @@
 """From paired runs to the SPEC §8 object: choose the questions, score each run once, compare.
 
-The scoring is the project's: each run is resolved once into its evidence
-table (:func:`eval.evidence.resolve`) and read by the scoring kernels
-(:mod:`eval.repro.values`) and the TREC export's rules
+The scoring is the project's: each run's records are resolved once into an
+evidence table (:func:`eval.evidence.resolve`, or for the records of
+:mod:`eval.repro.distinct` the same table made column-wise) and read by the
+scoring kernels (:mod:`eval.repro.values`) and the TREC export's rules
 (:func:`eval.trec.run_documents`); this module decides which questions every
 run is scored on and hands the results to :func:`eval.repro.compare.compare_runs`.
 
@@ -153,7 +154,7 @@ def _prepare_task(job: _Job, slot: tuple[str, str]) -> Prepared | _Failed:
 
 def _group_task(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed]:
     """Prepare the runs of one configuration together (:mod:`eval.repro.distinct`), the others on their own."""
-    with gc_paused():  # millions of records stay alive while they are read: no collection walks them again and again
+    with gc_paused():  # millions of objects stay alive while the rows are made: no collection walks them again and again
         return _prepare_group(job, slots)
 
 
