@@ -32,7 +32,7 @@ import numpy as np
 
 from eval.evidence import resolve
 from eval.measures import Measure
-from eval.repro.compare import ScoredRun, compare_runs
+from eval.repro.compare import OrderFigures, ScoredRun, compare_runs, order_figures
 from eval.repro.distinct import Reader, file_source, group_codes, mapping_source, score_group, values_of
 from eval.repro.doclists import DocLists, one_space, run_space
 from eval.repro.options import ReproOptions
@@ -80,6 +80,8 @@ class Coded:
     values: RunValues
     docs: DocLists
     space: str | None
+    #: of a reproduction: KTU and RBO against its original over these same questions, made with the runs
+    orders: OrderFigures | None = None
 
 
 def question_ids(prepared: Sequence[Coded], questions: Sequence[Mapping[str, Any]]) -> list[Any]:
@@ -128,6 +130,8 @@ class _Job:
     split: str | None
     key: str
     trp_empty: str
+    #: the figures' options (KTU and RBO are computed with the runs when given)
+    options: ReproOptions | None = None
     #: the questions' parsed gold, filled by the runs a process prepares (each worker its own copy)
     shared: dict[Any, Any] = field(default_factory=dict)
 
@@ -185,6 +189,9 @@ def _prepare_group(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Fai
         else:
             p = alone[slot]
             out.append(p if isinstance(p, _Failed) else Coded(p.qids, p.values, codes[slot], p.space))
+    orig, rep = out
+    if job.options is not None and isinstance(orig, Coded) and isinstance(rep, Coded) and orig.qids == rep.qids:
+        rep.orders = order_figures(orig.docs, rep.docs, job.options)
     return out
 
 
@@ -243,7 +250,7 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
                                f"{', '.join(names) or 'none'})")
     slots = [(side, name) for side in ("original", "reproduced") for name in names]
     runs = {("original", n): original[n] for n in names} | {("reproduced", n): reproduced[n] for n in names}
-    job = _Job(runs, questions, [m for _, m in measures], split, key, options.trp_empty)
+    job = _Job(runs, questions, [m for _, m in measures], split, key, options.trp_empty, options)
     prepared = _prepare_all(job, names, workers)
     made: list[Prepared] = []
 
@@ -265,5 +272,8 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
     one_space({f"{side} {name}": p.space for (side, name), p in prepared.items()})
     spread_runs = {slot: spread(p, qids, empty) for slot, p in prepared.items()}
     scored = {slot: ScoredRun(*spread_runs[slot]) for slot in slots}
+    # made with the runs, over the very documents compared (both runs over every compared question, in order)
+    orders = {n: prepared[("reproduced", n)].orders for n in names if prepared[("reproduced", n)].orders is not None
+              and prepared[("reproduced", n)].qids == list(qids)}
     return compare_runs({n: scored[("original", n)] for n in names}, {n: scored[("reproduced", n)] for n in names},
-                        measures, baseline, len(qids), options, extras)
+                        measures, baseline, len(qids), options, extras, orders)  # type: ignore[arg-type]
