@@ -221,6 +221,8 @@ class EvidenceTable:
     values: list[Any]
     evidence: list[Any] = field(default_factory=list)
     shared: dict[Any, Any] | None = None
+    #: what the metrics derive from the table alone, made once (:func:`eval.relevance.hit_matrix`'s hits)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n(self) -> int:

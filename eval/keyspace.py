@@ -281,7 +281,7 @@ def score_value(score: Any) -> float | None:
     return None if value != value else value
 
 
-def _scores(raw: list[Any]) -> list[float]:
+def read_scores(raw: list[Any]) -> list[float]:
     """Scores as :func:`score_value` reads them, NaN for no score."""
     if set(map(type, raw)) <= _FLOAT_ONLY:
         return raw  # a NaN among them already means no score
@@ -312,7 +312,7 @@ def read_items(items: Any, kind: str, where: str, spaces: set[str], key: str) ->
             if plain:
                 ts = list(map(float, ts))
                 te = list(map(float, te))
-                scores = _scores([it.get("score") for it in items])
+                scores = read_scores([it.get("score") for it in items])
                 if set(map(type, chain.from_iterable(srots))) <= _STR_ONLY:
                     return RawItems([space] * len(items), srots, ts, te, scores)
         except (KeyError, TypeError, IndexError, OverflowError, AttributeError):

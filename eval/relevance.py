@@ -31,12 +31,40 @@ def _same_as_previous(sorted_key: np.ndarray) -> np.ndarray:
     return same
 
 
+def _packed(keys: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The keys with runs of adjacent non-negative integer keys packed into one ``int64`` each (mixed radix).
+
+    Packing is one-to-one on each key's range, so two elements have equal
+    packed keys exactly when they have equal keys: fewer keys to sort.
+    """
+    out: list[np.ndarray] = []
+    packed, span = None, 1
+    for key in keys:
+        if key.dtype.kind in "iub" and int(key.min()) >= 0:
+            size = int(key.max()) + 1
+            if packed is not None and span * size < 2**62:
+                packed, span = packed * size + key, span * size
+                continue
+            if packed is not None:
+                out.append(packed)
+            packed, span = key.astype(np.int64), size
+            continue
+        if packed is not None:
+            out.append(packed)
+            packed = None
+        out.append(key)
+    if packed is not None:
+        out.append(packed)
+    return out
+
+
 def group_ids(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """``(ids, firsts)``: an id per element for its group of equal key tuples, numbered in order of first
     occurrence, and the index of each group's first element (ascending)."""
     n = len(keys[0])
     if not n:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    keys = _packed(keys)
     order = np.lexsort(tuple(reversed(keys)))  # stable: equal keys keep index order
     new = np.ones(n, dtype=bool)
     same = np.ones(n - 1, dtype=bool)
@@ -79,8 +107,25 @@ def hit_matrix(table: EvidenceTable, width: int | None = None) -> HitMatrix:
     """The hit indicators of every question's deduplicated list (SPEC §3.4), the kernel of this module.
 
     ``width``: at least this many columns (default: the largest cut-off of
-    :data:`~eval.measures.RANK_MEASURES` and the longest list).
+    :data:`~eval.measures.RANK_MEASURES` and the longest list). The hits are
+    found once per table (kept in ``table.derived``: the rank, tie and TREC
+    readings of one table share them).
     """
+    found = table.derived.get("hits")
+    if found is None:
+        found = table.derived["hits"] = _hits(table)
+    dedup_pos, hit, hit_idx, lengths, n_rel = found
+    items = table.items
+    n = table.n
+    kmax = max(m.cutoff or 1 for m in RANK_MEASURES)
+    width = max(kmax, int(lengths.max()) if n else 0, width or 0)
+    gains = np.zeros((n, width), dtype=np.float64)
+    gains[items.q[hit_idx], dedup_pos[hit_idx]] = 1.0
+    return HitMatrix(gains, n_rel, dedup_pos, hit)
+
+
+def _hits(table: EvidenceTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(dedup_pos, hit, hit_idx, lengths, n_rel)``: what :func:`hit_matrix` reads of the table."""
     items = table.items
     n = table.n
     keep = np.zeros(len(items), dtype=bool)
@@ -92,10 +137,8 @@ def hit_matrix(table: EvidenceTable, width: int | None = None) -> HitMatrix:
     hit = np.zeros(len(items), dtype=bool)
     hit[hit_idx] = True
     lengths = np.bincount(items.q[keep], minlength=n)
-    kmax = max(m.cutoff or 1 for m in RANK_MEASURES)
-    width = max(kmax, int(lengths.max()) if n else 0, width or 0)
-    gains = np.zeros((n, width), dtype=np.float64)
-    gains[items.q[hit_idx], dedup_pos[hit_idx]] = 1.0
     n_rel = np.bincount(np.repeat(np.arange(n), table.n_gold), weights=table.class_valid,
                         minlength=n).astype(np.int64)
-    return HitMatrix(gains, n_rel, dedup_pos, hit)
+    for shared in (dedup_pos, hit, hit_idx, lengths, n_rel):
+        shared.setflags(write=False)  # every reading of the table gets these very arrays
+    return dedup_pos, hit, hit_idx, lengths, n_rel

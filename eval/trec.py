@@ -86,6 +86,7 @@ from eval.keyspace import DEFAULT_KEY, gold_classes
 from eval.relevance import group_ids, hit_matrix
 from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
+from tempbench_core.memo import kept_for
 from tempbench_core.schema import format_span, format_year, valid_at
 
 #: Field separator of a document id.
@@ -312,8 +313,73 @@ def scored(docs: Sequence[str]) -> dict[str, float]:
     return {doc: float(length - i) for i, doc in enumerate(docs)}
 
 
+class DocumentCodes(NamedTuple):
+    """A run's written document ids as codes: ``names[flat[j]]`` is the ``j``-th id, question after question.
+
+    ``names`` holds each id once; ``lengths[i]`` is question ``i``'s number of ids.
+    """
+
+    names: list[str]
+    flat: np.ndarray
+    lengths: np.ndarray
+
+    def lists(self) -> list[list[str]]:
+        """Each question's ids, as :func:`question_run` writes them."""
+        docs = np.array(self.names, dtype=object)[self.flat].tolist() if len(self.flat) else []
+        bounds = np.concatenate([[0], np.cumsum(self.lengths)]).tolist()
+        return [docs[bounds[i]:bounds[i + 1]] for i in range(len(self.lengths))]
+
+
 def run_documents(table: EvidenceTable, space: str) -> list[list[str]]:
-    """Each question's written document ids in rank order (:func:`question_run`'s ``docs``), for a whole run.
+    """Each question's written document ids in rank order (:func:`question_run`'s ``docs``), for a whole run."""
+    return run_document_codes(table, space).lists()
+
+
+def _plain_questions(table: EvidenceTable, space: str, hit: np.ndarray) -> np.ndarray:
+    """The questions whose ids are their items' own (see :func:`run_document_codes`)."""
+    items = table.items
+    code = SPACES.index(space)
+    foreign = np.bincount(items.q[items.space != code], minlength=table.n) > 0
+    windowed_hit = np.bincount(items.q[hit & (items.ts != items.te)], minlength=table.n) > 0
+    plain = ~foreign & ~windowed_hit & np.array([gs == space for gs in table.gold_space], dtype=bool)
+    if not all(type(v) is str for v in table.values):
+        plain[:] = False  # str() of other values could make two items one id: question_run reports it
+    # a hit's triple must have a point-in-time valid time-version (its qrels time is then the item's)
+    rows = np.flatnonzero(plain & (np.bincount(items.q[hit], minlength=table.n) > 0)).tolist()
+    point = np.zeros(len(table.class_valid), dtype=bool)
+    for i in rows:
+        point[table.cls_start[i]:table.cls_start[i + 1]] = _point_classes(table, i, space)
+    # (a hit's gid is its class's: a hit is a gold triple)
+    off_point = np.bincount(items.q[hit & ~point[np.maximum(items.gid, 0)]], minlength=table.n) > 0
+    plain[rows] = ~off_point[rows]
+    return plain
+
+
+def _point_classes(table: EvidenceTable, i: int, space: str) -> list[bool]:
+    """Per gold class of question ``i``: a member keyed like it in ``space`` is a point in time at ``t_query``."""
+    question = table.questions[i]
+
+    def make() -> list[bool]:
+        tq = float(table.tq[i])
+        gold = table.gold(i)
+        _, class_keys, _ = gold_classes(gold, table.gold_space[i], tq)
+        return [any(g.keys.get(space) == keys.get(space) and g.t_start == g.t_end == tq for g in gold)
+                for keys in class_keys]
+
+    return kept_for(table.shared, ("point classes", question.get("id"), table.key, table.gold_space[i], space),
+                    question, make)
+
+
+def _spans(ts: np.ndarray, te: np.ndarray) -> list[str]:
+    """``format_span`` of each ``(t_start, t_end)``, made once per distinct pair of float bit patterns."""
+    pairs = np.stack([ts.view(np.int64), te.view(np.int64)], axis=1)
+    distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    texts = [format_span(a, b) for a, b in distinct.view(np.float64).tolist()]
+    return np.array(texts, dtype=object)[inverse.reshape(-1)].tolist() if len(texts) else []
+
+
+def run_document_codes(table: EvidenceTable, space: str) -> DocumentCodes:
+    """:func:`run_documents` as :class:`DocumentCodes`, each distinct id made once.
 
     Most questions are written as their items are: every item compared in
     ``space``, classes keyed on it, and every hit a point-in-time item of a
@@ -324,40 +390,31 @@ def run_documents(table: EvidenceTable, space: str) -> list[list[str]]:
     items = table.items
     matrix = hit_matrix(table)
     kept = matrix.dedup_pos >= 0
-    code = SPACES.index(space)
-    foreign = np.bincount(items.q[items.space != code], minlength=table.n) > 0
-    windowed_hit = np.bincount(items.q[matrix.hit & (items.ts != items.te)], minlength=table.n) > 0
-    plain = ~foreign & ~windowed_hit & np.array([gs == space for gs in table.gold_space], dtype=bool)
-    if not all(type(v) is str for v in table.values):
-        plain[:] = False  # str() of other values could make two items one id: question_run reports it
-    # a hit's triple must have a point-in-time valid time-version (its qrels time is then the item's)
-    for i in np.flatnonzero(plain & (np.bincount(items.q[matrix.hit], minlength=table.n) > 0)).tolist():
-        tq = float(table.tq[i])
-        classes = set(items.cls[items.start[i]:items.start[i + 1]][matrix.hit[items.start[i]:items.start[i + 1]]]
-                      .tolist())
-        _, class_keys, _ = gold_classes(table.gold(i), table.gold_space[i], tq)
-        point = {c for c, keys in enumerate(class_keys)
-                 if any(g.keys.get(space) == keys.get(space) and g.t_start == g.t_end == tq for g in table.gold(i))}
-        plain[i] = classes <= point
+    plain = _plain_questions(table, space, matrix.hit)
     ids, firsts = group_ids([items.s[kept], items.r[kept], items.o[kept], items.ts[kept], items.te[kept]])
-    values = table.values
     sel = np.flatnonzero(kept)[firsts]
     s_codes, r_codes, o_codes = items.s[sel], items.r[sel], items.o[sel]
     # each value escaped once (a run repeats its entities and relations on many items)
-    escaped = dict.fromkeys(np.unique(np.concatenate([s_codes, r_codes, o_codes])).tolist(), "")
-    for code in escaped:
-        value = values[code]
-        escaped[code] = escape(value if isinstance(value, str) else str(value))
-    names = [_joined([escaped[a], escaped[b], escaped[c]], ts, te) for a, b, c, ts, te in zip(
-        s_codes.tolist(), r_codes.tolist(), o_codes.tolist(), items.ts[sel].tolist(), items.te[sel].tolist(),
-        strict=True)]
-    doc_of_kept = [names[j] for j in ids.tolist()]
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(items.q[kept], minlength=table.n))]).tolist()
-    out = [doc_of_kept[bounds[i]:bounds[i + 1]] for i in range(table.n)]
-    for i in np.flatnonzero(~plain).tolist():
-        lo, hi = int(items.start[i]), int(items.start[i + 1])
-        out[i] = question_run(table.question(i), kept[lo:hi].tolist(), matrix.hit[lo:hi].tolist(), space).docs
-    return out
+    used = np.unique(np.concatenate([s_codes, r_codes, o_codes]))
+    escaped = np.empty(len(table.values), dtype=object)
+    escaped[used] = [escape(v if isinstance(v, str) else str(v)) for v in (table.values[c] for c in used.tolist())]
+    names = list(map(SEPARATOR.join, zip(escaped[s_codes].tolist(), escaped[r_codes].tolist(),
+                                          escaped[o_codes].tolist(), _spans(items.ts[sel], items.te[sel]),
+                                          strict=True)))
+    # equal ids (never from distinct plain items, but question_run's may repeat them) share one code
+    code = {name: i for i, name in enumerate(dict.fromkeys(names))}
+    flat = np.fromiter(map(code.__getitem__, names), dtype=np.int64, count=len(names))[ids]
+    lengths = np.bincount(items.q[kept], minlength=table.n)
+    if not plain.all():
+        bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+        pieces = [flat[bounds[i]:bounds[i + 1]] for i in range(table.n)]
+        for i in np.flatnonzero(~plain).tolist():
+            lo, hi = int(items.start[i]), int(items.start[i + 1])
+            docs = question_run(table.question(i), kept[lo:hi].tolist(), matrix.hit[lo:hi].tolist(), space).docs
+            pieces[i] = np.fromiter((code.setdefault(doc, len(code)) for doc in docs), dtype=np.int64, count=len(docs))
+            lengths[i] = len(docs)
+        flat = np.concatenate(pieces) if pieces else flat
+    return DocumentCodes(list(code), flat, lengths)
 
 
 def trec_run_and_qrels(table: EvidenceTable, space: str | None = None

@@ -34,7 +34,10 @@ keep each other's figures):
     ``tempbench run`` oracle on FULL, one worker, questions per second beyond
     the start-up.
 ``repro``
-    ``tempbench repro`` over the four configurations of FULL (target 3 s).
+    ``tempbench repro`` over the four configurations of FULL (target of issue
+    23: 3 s on 2 cores), best of ``--best-of``, and side by side with
+    ``--repro-against`` (default c7a9551, the last commit before repro's speed
+    work): the ratios, and whether both write the same JSON byte for byte.
 ``sample``
     generation of the small and full samples.
 """
@@ -58,6 +61,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_RELEASE = "98e7bb7"
+#: The last commit before ``tempbench repro`` was made fast (issue 23): the yardstick of section ``repro``.
+REPRO_BASELINE = "c7a9551"
 CONFIGS = ("oracle", "nonoracle", "stale_blind", "hop3_k25")
 
 
@@ -253,11 +258,18 @@ def section_repro(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                 now.run("run", "--data", str(full), "--config", name, *extra, "--split", "all",
                         "--out", str(folder / f"{name}.jsonl"), cwd=workdir)
     argv = ("repro", str(folders["original"]), str(folders["reproduced"]), "--data", str(full))
-    now.run(*argv, cwd=workdir)
-    walls = [now.run(*argv, cwd=workdir) for _ in range(args.best_of)]
+
+    def repro(c: Checkout) -> Timed:
+        return c.run(*argv, "--json", str(workdir / f"repro-{c.label}.json"), cwd=workdir)
+
+    other = older(workdir, args.repro_against)
+    versus = side_by_side(lambda: repro(now), lambda: repro(other), args.pairs)
+    same = (workdir / "repro-current.json").read_bytes() == (workdir / f"repro-{other.label}.json").read_bytes()
+    walls = [repro(now) for _ in range(args.best_of)]
     best = min(t.wall_s for t in walls)
     return {"data": str(full), "cores": os.cpu_count(), "walls_s": [t.wall_s for t in walls],
-            "cpu_s": [t.cpu_s for t in walls], "best_s": best, "targets": {"repro_full_s<=3": best <= 3}}
+            "cpu_s": [t.cpu_s for t in walls], "best_s": best, "against": {args.repro_against: versus},
+            "same_json": same, "targets": {"repro_full_s<=3": best <= 3, "same_json_as_before": same}}
 
 
 def section_sample(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -294,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=None, help="work folder (default: a temporary one, removed afterwards)")
     parser.add_argument("--against", default=None,
                         help=f"commits for the versus section (default: {FIRST_RELEASE} and the commit before HEAD)")
+    parser.add_argument("--repro-against", default=REPRO_BASELINE,
+                        help=f"commit for the repro section's side-by-side figures (default {REPRO_BASELINE})")
     parser.add_argument("--pairs", type=int, default=3, help="A B pairs per side-by-side figure (default 3)")
     parser.add_argument("--best-of", type=int, default=3, help="runs per timed figure (default 3)")
     args = parser.parse_args(argv)

@@ -126,7 +126,7 @@ _DIGITS_TO_ZERO = bytes(48 if 48 <= i <= 57 else i for i in range(256))
 _LONG_RUN = b"0" * 19
 
 
-def _long_int(raw: bytes) -> bool:
+def has_long_int(raw: bytes) -> bool:
     """Whether ``raw`` has a run of 19 digits (an integer orjson might read as a float)."""
     return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
 
@@ -253,7 +253,7 @@ def _finite(obj: Any) -> Any:
 def loads_fast(data: bytes | str) -> Any:
     """``json.loads(data)`` (same values and types, same errors), faster."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if not _long_int(raw):
+    if not has_long_int(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -308,7 +308,7 @@ def _fast_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """
     with open(path, "rb") as handle:
         data = handle.read()
-    risky = _long_int(data)  # one test for the whole file, then per line only when needed
+    risky = has_long_int(data)  # one test for the whole file, then per line only when needed
     parts = data.split(b"\n")
     last = len(parts) - 1
     for i, raw in enumerate(parts):
@@ -317,7 +317,7 @@ def _fast_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             raw = raw[3:]
         if i == last and not raw:
             return
-        if not (risky and _long_int(raw)):
+        if not (risky and has_long_int(raw)):
             try:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:

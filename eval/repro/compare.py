@@ -83,11 +83,23 @@ def tie_sensitive(orig: RunValues, rep: RunValues, name: str) -> bool:
     return lo - TIE_TOLERANCE <= mean <= hi + TIE_TOLERANCE
 
 
+#: ``(ktu(...), rbo(...))`` of a configuration's two runs: each ``(mean, per-question array)``.
+OrderFigures = tuple[tuple[float | None, np.ndarray], tuple[float | None, np.ndarray]]
+
+
+def order_figures(orig: DocLists, rep: DocLists, options: ReproOptions) -> OrderFigures:
+    """KTU and RBO of two runs' documents (:func:`~eval.repro.ktu.ktu`, :func:`~eval.repro.rbo.rbo`)."""
+    return (ktu(orig, rep, options.ktu_cut),
+            rbo(orig, rep, options.rbo_p, options.rbo_depth, options.rbo_both_empty))
+
+
 def config_figures(orig: ScoredRun, rep: ScoredRun, measures: Sequence[tuple[str, Measure]],
-                   options: ReproOptions) -> dict[str, Any]:
-    """The per-configuration object: KTU, RBO, and per measure RMSE, nRMSE, p-value, means, tie sensitivity."""
-    ktu_mean, _ = ktu(orig.docs, rep.docs, options.ktu_cut)
-    rbo_mean, _ = rbo(orig.docs, rep.docs, options.rbo_p, options.rbo_depth, options.rbo_both_empty)
+                   options: ReproOptions, orders: OrderFigures | None = None) -> dict[str, Any]:
+    """The per-configuration object: KTU, RBO, and per measure RMSE, nRMSE, p-value, means, tie sensitivity.
+
+    ``orders``: :func:`order_figures` of the two runs, when already computed.
+    """
+    (ktu_mean, _), (rbo_mean, _) = orders if orders is not None else order_figures(orig.docs, rep.docs, options)
     out: dict[str, Any] = {"ktu": ktu_mean, "rbo": rbo_mean, "rmse": {}, "nrmse": {}, "p_value": {},
                            "mean": {"original": {}, "reproduced": {}}, "tie_sensitive": {}}
     for given, m in measures:
@@ -116,7 +128,8 @@ def effect_figures(orig_a: RunValues, orig_b: RunValues, rep_a: RunValues, rep_b
 
 def compare_runs(original: Mapping[str, ScoredRun], reproduced: Mapping[str, ScoredRun],
                  measures: Sequence[tuple[str, Measure]], baseline: str, n_questions: int,
-                 options: ReproOptions | None = None, extras: dict[str, Any] | None = None) -> dict[str, Any]:
+                 options: ReproOptions | None = None, extras: dict[str, Any] | None = None,
+                 orders: Mapping[str, OrderFigures] | None = None) -> dict[str, Any]:
     """The SPEC §8 object of the configurations present on both sides (module docstring).
 
     Parameters
@@ -134,19 +147,22 @@ def compare_runs(original: Mapping[str, ScoredRun], reproduced: Mapping[str, Sco
         ``[(name as given, measure)]`` (:func:`eval.repro.values.parse_measures`).
     baseline:
         The configuration the others' effects are measured against; it must be on both sides.
+    orders:
+        Configuration -> :func:`order_figures` of its two runs, where already
+        computed (where the runs were prepared); the others are computed here.
     """
     options = options or ReproOptions()
     names = config_order([n for n in original if n in reproduced], baseline)
     result: dict[str, Any] = {"baseline": baseline, "measures": [given for given, _ in measures],
                               "questions": n_questions, "configs": {}, "effects": {}}
     for name in names:
-        result["configs"][name] = config_figures(original[name], reproduced[name], measures, options)
+        o, r = original[name].docs, reproduced[name].docs
+        pair = (orders or {}).get(name) or order_figures(o, r, options)
+        result["configs"][name] = config_figures(original[name], reproduced[name], measures, options, pair)
         if extras is not None:
-            o, r = original[name].docs, reproduced[name].docs
             ceiling = rbo_ceiling_kernel(o.lengths, r.lengths, options.rbo_p, options.rbo_depth, options.rbo_both_empty)
             extras.setdefault("rbo_ceiling", {})[name] = fmean(ceiling)
-            _, per_q = ktu(o, r, options.ktu_cut)
-            extras.setdefault("ktu_questions", {})[name] = int((~np.isnan(per_q)).sum())
+            extras.setdefault("ktu_questions", {})[name] = int((~np.isnan(pair[0][1])).sum())
     if baseline in names:
         for name in names:
             if name != baseline:

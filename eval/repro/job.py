@@ -1,8 +1,9 @@
 """From paired runs to the SPEC §8 object: choose the questions, score each run once, compare.
 
-The scoring is the project's: each run is resolved once into its evidence
-table (:func:`eval.evidence.resolve`) and read by the scoring kernels
-(:mod:`eval.repro.values`) and the TREC export's rules
+The scoring is the project's: each run's records are resolved once into an
+evidence table (:func:`eval.evidence.resolve`, or for the records of
+:mod:`eval.repro.distinct` the same table made column-wise) and read by the
+scoring kernels (:mod:`eval.repro.values`) and the TREC export's rules
 (:func:`eval.trec.run_documents`); this module decides which questions every
 run is scored on and hands the results to :func:`eval.repro.compare.compare_runs`.
 
@@ -12,15 +13,17 @@ absent from a run is an empty retrieval. Each run is scored on its own records
 (or on the split); the values of the questions it lacks are those the scorer
 gives an empty retrieval (one :func:`~eval.scoring.evaluate` of empty records).
 
-Speed: the runs are read and scored in ``workers`` processes
-(:class:`tempbench_core.workers.WorkerPool`; each sends back only its
-per-question values and document ids). The result does not depend on the
-number of workers.
+Speed: the two runs of a configuration are read, resolved and scored together,
+each distinct record once (:mod:`eval.repro.distinct`; a run it does not cover
+is prepared on its own, :func:`prepare`), the configurations spread over
+``workers`` processes (:class:`tempbench_core.workers.WorkerPool`; each sends
+back only its runs' per-question values and document codes). The result does
+not depend on the number of workers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,14 +32,17 @@ import numpy as np
 
 from eval.evidence import resolve
 from eval.measures import Measure
-from eval.repro.compare import ScoredRun, compare_runs
-from eval.repro.doclists import encode, one_space, run_space
+from eval.repro.compare import OrderFigures, ScoredRun, compare_runs, order_figures
+from eval.repro.distinct import Reader, file_source, group_codes, mapping_source, score_group, values_of
+from eval.repro.doclists import DocLists, one_space, run_space
 from eval.repro.options import ReproOptions
 from eval.repro.values import RunValues, run_values
 from eval.scoring import select, where_in
 from eval.trec import run_documents
 from tempbench_core.errors import RunMismatchError, TempbenchError
+from tempbench_core.memory import gc_paused
 from tempbench_core.runfile import read_run
+from tempbench_core.schema import select_split
 from tempbench_core.workers import WorkerPool
 
 
@@ -66,7 +72,19 @@ def prepare(run: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[st
                     space or "id"), space)
 
 
-def question_ids(prepared: Sequence[Prepared], questions: Sequence[Mapping[str, Any]]) -> list[Any]:
+@dataclass
+class Coded:
+    """One run ready to spread: :class:`Prepared` with its documents coded among its configuration's runs."""
+
+    qids: list[Any]
+    values: RunValues
+    docs: DocLists
+    space: str | None
+    #: of a reproduction: KTU and RBO against its original over these same questions, made with the runs
+    orders: OrderFigures | None = None
+
+
+def question_ids(prepared: Sequence[Coded], questions: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Every question of any run, in benchmark order."""
     present: set[Any] = set()
     for p in prepared:
@@ -74,12 +92,13 @@ def question_ids(prepared: Sequence[Prepared], questions: Sequence[Mapping[str, 
     return [q["id"] for q in questions if q["id"] in present]
 
 
-def spread(p: Prepared, qids: Sequence[Any], empty: Prepared) -> tuple[RunValues, list[list[str]]]:
-    """``p``'s values and documents over ``qids``; a question it lacks takes ``empty``'s (an empty retrieval)."""
+def spread(p: Coded, qids: Sequence[Any], empty: Callable[[], Prepared]) -> tuple[RunValues, DocLists]:
+    """``p``'s values and documents over ``qids``; a question it lacks takes ``empty()``'s values (an empty retrieval)."""
     if p.qids == list(qids):
-        return p.values, p.docids
+        return p.values, p.docs
+    blank_run = empty()
     at = {qid: i for i, qid in enumerate(p.qids)}
-    blank = {qid: i for i, qid in enumerate(empty.qids)}
+    blank = {qid: i for i, qid in enumerate(blank_run.qids)}
     mine = np.array([at.get(qid, -1) for qid in qids], dtype=np.int64)
     theirs = np.array([blank.get(qid, -1) for qid in qids], dtype=np.int64)
     has = mine >= 0
@@ -90,11 +109,15 @@ def spread(p: Prepared, qids: Sequence[Any], empty: Prepared) -> tuple[RunValues
         out[~has] = b[theirs[~has]]
         return out
 
-    values = RunValues({n: pick(v, empty.values.values[n]) for n, v in p.values.values.items()},
-                       {n: pick(v, empty.values.tie_min[n]) for n, v in p.values.tie_min.items()},
-                       {n: pick(v, empty.values.tie_max[n]) for n, v in p.values.tie_max.items()})
-    docs = [p.docids[i] if i >= 0 else [] for i in mine.tolist()]
-    return values, docs
+    empty_values = blank_run.values
+    values = RunValues({n: pick(v, empty_values.values[n]) for n, v in p.values.values.items()},
+                       {n: pick(v, empty_values.tie_min[n]) for n, v in p.values.tie_min.items()},
+                       {n: pick(v, empty_values.tie_max[n]) for n, v in p.values.tie_max.items()})
+    codes = np.full((len(qids), p.docs.codes.shape[1]), -1, dtype=np.int64)
+    codes[has] = p.docs.codes[mine[has]]
+    lengths = np.zeros(len(qids), dtype=np.int64)
+    lengths[has] = p.docs.lengths[mine[has]]
+    return values, DocLists(codes, lengths)
 
 
 @dataclass
@@ -107,6 +130,8 @@ class _Job:
     split: str | None
     key: str
     trp_empty: str
+    #: the figures' options (KTU and RBO are computed with the runs when given)
+    options: ReproOptions | None = None
     #: the questions' parsed gold, filled by the runs a process prepares (each worker its own copy)
     shared: dict[Any, Any] = field(default_factory=dict)
 
@@ -131,14 +156,62 @@ def _prepare_task(job: _Job, slot: tuple[str, str]) -> Prepared | _Failed:
         return _Failed(str(exc))
 
 
-def _prepare_all(job: _Job, slots: list[tuple[str, str]], workers: int) -> list[Prepared]:
-    with WorkerPool(job, min(workers, len(slots))) as pool:
-        done = [pool.submit(_prepare_task, slot) for slot in slots]
-        results = [future.result() for future in done]
-    for result in results:
-        if isinstance(result, _Failed):
-            raise TempbenchError(result.message)
-    return results  # type: ignore[return-value]
+def _group_task(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed]:
+    """Prepare the runs of one configuration together (:mod:`eval.repro.distinct`), the others on their own."""
+    with gc_paused():  # millions of objects stay alive while the rows are made: no collection walks them again and again
+        return _prepare_group(job, slots)
+
+
+def _prepare_group(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed]:
+    reader = Reader(job.questions, job.key, job.shared)
+    sources = {}
+    for slot in slots:
+        run = job.runs[slot]
+        source = file_source(run, reader) if isinstance(run, (str, Path)) else mapping_source(run, reader)
+        if source is not None:
+            sources[slot] = source
+    split_questions = select_split(job.questions, job.split) if job.split is not None else None
+    group = None
+    if sources and (split_questions is None or split_questions):
+        group = score_group(sources, split_questions, reader,
+                            lambda table, ties: run_values(table, job.measures, job.trp_empty, ties),
+                            lambda slot: slot[0] == "reproduced")
+    done = group.chosen if group is not None else {}
+    alone = {slot: _prepare_task(job, slot) for slot in slots if slot not in done}
+    codes = group_codes(group.docs if group is not None else None, {s: c.rows for s, c in done.items()},
+                        {s: p.docids for s, p in alone.items() if isinstance(p, Prepared)})
+    out: list[Coded | _Failed] = []
+    for slot in slots:
+        if slot in done:
+            c = done[slot]
+            out.append(Coded(c.qids, values_of(group.values, c.rows, c.reproduced), codes[slot],  # type: ignore[union-attr]
+                             group.spaces[slot]))  # type: ignore[union-attr]
+        else:
+            p = alone[slot]
+            out.append(p if isinstance(p, _Failed) else Coded(p.qids, p.values, codes[slot], p.space))
+    orig, rep = out
+    if job.options is not None and isinstance(orig, Coded) and isinstance(rep, Coded) and orig.qids == rep.qids:
+        rep.orders = order_figures(orig.docs, rep.docs, job.options)
+    return out
+
+
+def _size(run: Any) -> int:
+    return Path(run).stat().st_size if isinstance(run, (str, Path)) and Path(run).is_file() else 0
+
+
+def _prepare_all(job: _Job, names: list[str], workers: int) -> dict[tuple[str, str], Coded]:
+    """Every run prepared, one task per configuration, the largest first (the processes finish together)."""
+    groups = [[("original", n), ("reproduced", n)] for n in names]
+    groups.sort(key=lambda g: -sum(_size(job.runs[slot]) for slot in g))
+    with WorkerPool(job, min(workers, len(groups))) as pool:
+        done = [pool.submit(_group_task, group) for group in groups]
+        results = {slot: r for group, future in zip(groups, done, strict=True)
+                   for slot, r in zip(group, future.result(), strict=True)}
+    slots = [(side, name) for side in ("original", "reproduced") for name in names]
+    for slot in slots:
+        if isinstance(results[slot], _Failed):
+            raise TempbenchError(results[slot].message)  # type: ignore[union-attr]
+    return {slot: results[slot] for slot in slots}  # type: ignore[misc]
 
 
 def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
@@ -177,18 +250,30 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
                                f"{', '.join(names) or 'none'})")
     slots = [(side, name) for side in ("original", "reproduced") for name in names]
     runs = {("original", n): original[n] for n in names} | {("reproduced", n): reproduced[n] for n in names}
-    job = _Job(runs, questions, [m for _, m in measures], split, key, options.trp_empty)
-    prepared = dict(zip(slots, _prepare_all(job, slots, workers), strict=True))
+    job = _Job(runs, questions, [m for _, m in measures], split, key, options.trp_empty, options)
+    prepared = _prepare_all(job, names, workers)
+    made: list[Prepared] = []
+
+    def empty() -> Prepared:
+        # an empty retrieval of every compared question, made only when a run lacks some
+        if not made:
+            if split is None:
+                empty_run = {qid: {"id": qid, "evidence": [], "cutoff_ties": []} for qid in qids}
+                made.append(prepare(empty_run, questions, job.measures, None, key, options.trp_empty))
+            else:
+                first = prepared[slots[0]]
+                made.append(Prepared(first.qids, first.values, [], first.space))
+        return made[0]
+
     if split is None:
         qids = question_ids(list(prepared.values()), questions)
-        empty_run = {qid: {"id": qid, "evidence": [], "cutoff_ties": []} for qid in qids}
-        empty = prepare(empty_run, questions, job.measures, None, key, options.trp_empty)
     else:
         qids = next(iter(prepared.values())).qids
-        empty = prepared[slots[0]]
     one_space({f"{side} {name}": p.space for (side, name), p in prepared.items()})
     spread_runs = {slot: spread(p, qids, empty) for slot, p in prepared.items()}
-    docs = encode([spread_runs[slot][1] for slot in slots])
-    scored = {slot: ScoredRun(spread_runs[slot][0], d) for slot, d in zip(slots, docs, strict=True)}
+    scored = {slot: ScoredRun(*spread_runs[slot]) for slot in slots}
+    # made with the runs, over the very documents compared (both runs over every compared question, in order)
+    orders = {n: prepared[("reproduced", n)].orders for n in names if prepared[("reproduced", n)].orders is not None
+              and prepared[("reproduced", n)].qids == list(qids)}
     return compare_runs({n: scored[("original", n)] for n in names}, {n: scored[("reproduced", n)] for n in names},
-                        measures, baseline, len(qids), options, extras)
+                        measures, baseline, len(qids), options, extras, orders)  # type: ignore[arg-type]

@@ -58,13 +58,11 @@ def ktu_kernel(orig: np.ndarray, orig_len: np.ndarray, rep: np.ndarray, rep_len:
         m = n[rows]
         x = orig[rows, :width].astype(np.int64)
         y = rep[rows, :width].astype(np.int64)
-        pos = np.arange(width)
-        # the pairs i < j < n of each question
-        inside = pos[None, :] < m[:, None]
-        pair = inside[:, None, :] & (pos[:, None] < pos[None, :])[None, :, :]
-        sx = np.sign(x[:, :, None] - x[:, None, :])
-        sy = np.sign(y[:, :, None] - y[:, None, :])
-        concordance = np.where(pair, sx * sy, 0).sum(axis=(1, 2))
+        # the pairs i < j of the width, counted where j < n (then i < n too)
+        first, second = np.triu_indices(width, k=1)
+        sx = np.sign(x[:, first] - x[:, second]).astype(np.int8)
+        sy = np.sign(y[:, first] - y[:, second]).astype(np.int8)
+        concordance = np.where(second[None, :] < m[:, None], sx * sy, 0).sum(axis=1, dtype=np.int64)
         defined = m >= 2
         out[rows[defined]] = concordance[defined] / (m[defined] * (m[defined] - 1) / 2.0)
     if cut == "equal":

@@ -1,0 +1,271 @@
+"""The runs of one configuration read, resolved and scored together, each distinct record once.
+
+An original and its reproduction mostly hold byte-identical records. Here the
+runs of one configuration (a *group*) are read line by line as bytes
+(:func:`tempbench_core.runlines.run_lines`); a line is parsed and read into
+its row (:func:`eval.plain_table.plain_row`) once, its record then dropped,
+and a line equal to another run's line at the same place shares that row.
+The distinct rows make one evidence table (:func:`eval.plain_table.rows_table`),
+scored by the kernels (:func:`eval.repro.values.run_values`) and written as
+document ids (:func:`eval.trec.run_document_codes`) once. Each run's values
+are then its rows' values: the kernels' per-question values depend on the
+question's row alone (cumulative sums along a row, per-row counts,
+per-question closed forms), not on the other rows of the table.
+
+Whatever this fast path does not cover (another SPEC §1.4 form, a gzip
+stream it cannot read, an unknown id, a record resolve must read item by
+item, mixed key spaces, any problem to report) is prepared run by run as
+before (:func:`eval.repro.job.prepare`), with the same results and messages.
+
+Document codes are the positions of the ids in the sorted ids of the group's
+runs: they sort like the ids and are equal exactly when the ids are, all that
+KTU and RBO read of them, and those compare a configuration's two runs only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval.plain_table import PlainRow, plain_row, rows_table
+from eval.repro.doclists import DocLists
+from eval.repro.values import RunValues
+from eval.trec import DocumentCodes, run_document_codes
+from tempbench_core.errors import TempbenchError
+from tempbench_core.runlines import parse_line, run_lines
+
+
+@dataclass
+class Source:
+    """One run's records in its order: their ids and rows (one row object per distinct record of the group)."""
+
+    qids: list[Any]
+    rows: list[PlainRow]
+
+
+class Reader:
+    """Reads a group's records into :class:`~eval.plain_table.PlainRow` rows, each distinct record once.
+
+    A record of a file is its line's bytes (:meth:`lines`); a record given in
+    memory, its object. ``None`` for a record the fast path leaves to the
+    run-by-run path: one read_run would not keep as it is, an id not in the
+    benchmark, items resolve must read one by one.
+    """
+
+    def __init__(self, questions: Sequence[Mapping[str, Any]], key: str, shared: dict[Any, Any] | None) -> None:
+        self.by_id = {q["id"]: q for q in questions}
+        self.key, self.shared = key, shared
+        self.known: dict[Any, PlainRow | None] = {}
+        self.files: list[tuple[list[bytes], list[PlainRow | None]]] = []
+        self._missing = object()
+
+    def _row(self, question: Mapping[str, Any] | None, record: Mapping[str, Any] | None) -> PlainRow | None:
+        if question is None:
+            return None  # select names the unknown id
+        # what eval.repro.job.prepare reads of a record (none: an empty retrieval)
+        evidence = record.get("evidence", []) if record is not None else []
+        ties = (record.get("cutoff_ties") or []) if record is not None else []
+        return plain_row(question, evidence, ties, self.key, self.shared, run_form=True)
+
+    def lines(self, lines: list[bytes]) -> list[PlainRow | None]:
+        """The rows of a run file's lines.
+
+        A line equal to the line at the same place of a file read before is
+        that line's row (the runs of a configuration list the questions in
+        the same order: a byte comparison, no hashing of every line).
+        """
+        before = self.files
+        rows = []
+        for i, line in enumerate(lines):
+            row = self._missing
+            for other, their_rows in before:
+                if i < len(other) and other[i] == line:
+                    row = their_rows[i]
+                    break
+            if row is self._missing:
+                rec = parse_line(line)
+                row = None if rec is None else self._row(self.by_id.get(rec["id"]), rec)
+            rows.append(row)
+        self.files.append((lines, rows))
+        return rows
+
+    def record(self, qid: Any, record: Mapping[str, Any]) -> PlainRow | None:
+        """The row of a record given in memory under ``qid``."""
+        key = ("object", qid, id(record))
+        if key not in self.known:
+            self.known[key] = self._row(self.by_id.get(qid), record)
+        return self.known[key]
+
+    def empty(self, question: Mapping[str, Any]) -> PlainRow | None:
+        """The row of a question a run lacks (an empty retrieval)."""
+        key = ("missing", question["id"])
+        if key not in self.known:
+            self.known[key] = self._row(question, None)
+        return self.known[key]
+
+
+def file_source(path: str | Path, reader: Reader) -> Source | None:
+    """A run file's records as rows, or ``None`` when it is read run by run."""
+    try:
+        lines = run_lines(path)
+    except TempbenchError:
+        return None  # read_run reports it
+    if lines is None:
+        return None
+    rows = reader.lines(lines)
+    if any(row is None for row in rows):
+        return None
+    qids = [row.question["id"] for row in rows]  # type: ignore[union-attr]
+    if len(set(qids)) != len(qids):
+        return None  # read_run names the duplicate
+    return Source(qids, rows)  # type: ignore[arg-type]
+
+
+def mapping_source(run: Mapping[Any, Mapping[str, Any]], reader: Reader) -> Source | None:
+    """A run given as ``{question id: record}``, or ``None`` when it is prepared on its own."""
+    rows = [reader.record(qid, rec) for qid, rec in run.items()]
+    if any(row is None for row in rows):
+        return None
+    return Source(list(run), rows)  # type: ignore[arg-type]
+
+
+@dataclass
+class Chosen:
+    """One run's scored questions (SPEC §3.2, :func:`eval.scoring.select`'s rules) and their rows of the group table."""
+
+    qids: list[Any]
+    rows: np.ndarray
+    reproduced: bool
+
+
+def choose(source: Source, split_questions: Sequence[Mapping[str, Any]] | None, reader: Reader
+           ) -> tuple[list[Any], list[PlainRow]] | None:
+    """The run's questions and rows: the split's questions (a missing one an empty retrieval), else the run's own."""
+    if split_questions is None:
+        return list(source.qids), source.rows
+    where = {qid: i for i, qid in enumerate(source.qids)}
+    rows = []
+    for q in split_questions:
+        i = where.get(q["id"])
+        row = source.rows[i] if i is not None else reader.empty(q)
+        if row is None:
+            return None
+        rows.append(row)
+    return [q["id"] for q in split_questions], rows
+
+
+def row_spaces(table: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, its evidence items compared on ids and on labels (what :func:`eval.repro.doclists.run_space` counts)."""
+    items = table.items
+    on_ids = np.bincount(items.q[items.space == 0], minlength=table.n)
+    on_labels = np.bincount(items.q[items.space == 1], minlength=table.n)
+    return on_ids, on_labels
+
+
+def chosen_space(on_ids: np.ndarray, on_labels: np.ndarray, rows: np.ndarray, key: str) -> str | None | bool:
+    """:func:`~eval.repro.doclists.run_space` of one run's rows; ``False`` where it would raise."""
+    if key in ("id", "label"):
+        return key
+    ids, labels = int(on_ids[rows].sum()), int(on_labels[rows].sum())
+    if ids and labels:
+        return False
+    return "id" if ids else ("label" if labels else None)
+
+
+def values_of(values: RunValues, rows: np.ndarray, ties: bool) -> RunValues:
+    """One run's per-question values: its rows' (tie ranges only where read)."""
+    return RunValues({n: v[rows] for n, v in values.values.items()},
+                     {n: v[rows] for n, v in values.tie_min.items()} if ties else {},
+                     {n: v[rows] for n, v in values.tie_max.items()} if ties else {})
+
+
+def group_codes(union: DocumentCodes | None, union_rows: Mapping[Any, np.ndarray],
+                lists: Mapping[Any, list[list[str]]]) -> dict[Any, DocLists]:
+    """:class:`DocLists` of the group's runs, coded by the sorted ids of them all (module docstring).
+
+    ``union_rows``: slot -> its rows of ``union`` (the group table's ids);
+    ``lists``: slot -> the ids of a run prepared on its own.
+    """
+    names = set(union.names) if union is not None else set()
+    for docs in lists.values():
+        for d in docs:
+            names.update(d)
+    position = {name: i for i, name in enumerate(sorted(names))}
+    out = {}
+    if union is not None and union_rows:
+        rank = np.fromiter(map(position.__getitem__, union.names), dtype=np.int64, count=len(union.names))
+        width = int(union.lengths.max()) if len(union.lengths) else 0
+        matrix = np.full((len(union.lengths), width), -1, dtype=np.int64)
+        matrix[np.repeat(np.arange(len(union.lengths)), union.lengths), _within(union.lengths)] = rank[union.flat]
+        for slot, rows in union_rows.items():
+            lengths = union.lengths[rows]
+            out[slot] = DocLists(matrix[rows, :int(lengths.max()) if len(lengths) else 0], lengths.astype(np.int64))
+    for slot, docs in lists.items():
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        matrix = np.full((len(docs), int(lengths.max()) if len(docs) else 0), -1, dtype=np.int64)
+        matrix[np.repeat(np.arange(len(docs)), lengths), _within(lengths)] = np.fromiter(
+            (position[d] for row in docs for d in row), dtype=np.int64, count=int(lengths.sum()))
+        out[slot] = DocLists(matrix, lengths)
+    return out
+
+
+def _within(lengths: np.ndarray) -> np.ndarray:
+    """Each element's position within its row, for rows of these lengths laid end to end."""
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if len(lengths) else lengths
+    return np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
+
+
+@dataclass
+class GroupTable:
+    """The group's table scored once: per-row values and document codes, and each run's rows and space."""
+
+    values: RunValues
+    docs: DocumentCodes
+    chosen: dict[Any, Chosen]
+    spaces: dict[Any, str | None]
+
+
+def score_group(sources: Mapping[Any, Source], split_questions: Sequence[Mapping[str, Any]] | None, reader: Reader,
+                score: Callable[[Any, bool], RunValues], reproduced: Callable[[Any], bool]) -> GroupTable | None:
+    """Resolve and score the rows of ``sources`` (slot -> run) at once; ``None`` where the runs need their own path.
+
+    ``score(table, ties)``: the per-row values; ``reproduced(slot)``: whether the
+    run's tie ranges are read. Runs left out of the result (a key-space mix, a
+    split question the fast path cannot read) are prepared on their own by the caller.
+    """
+    index: dict[int, int] = {}
+    rows: list[PlainRow] = []
+    chosen = {}
+    for slot, source in sources.items():
+        got = choose(source, split_questions, reader)
+        if got is None:
+            continue
+        at = []
+        for row in got[1]:
+            i = index.get(id(row))
+            if i is None:
+                i = index[id(row)] = len(rows)
+                rows.append(row)
+            at.append(i)
+        chosen[slot] = Chosen(got[0], np.array(at, dtype=np.int64), reproduced(slot))
+    if not chosen:
+        return None
+    table = rows_table(rows, reader.key, reader.shared)
+    if table is None:
+        return None
+    on_ids, on_labels = row_spaces(table)
+    spaces = {slot: chosen_space(on_ids, on_labels, c.rows, reader.key) for slot, c in chosen.items()}
+    chosen = {slot: c for slot, c in chosen.items() if spaces[slot] is not False}
+    used = {spaces[slot] for slot in chosen} - {None}
+    if not chosen or len(used) > 1:
+        return None  # one_space names the runs of each space
+    try:
+        docs = run_document_codes(table, used.pop() if used else "id")
+    except TempbenchError:
+        return None  # question_run's message, run by run
+    values = score(table, any(c.reproduced for c in chosen.values()))
+    return GroupTable(values, docs, chosen, {slot: spaces[slot] for slot in chosen})  # type: ignore[misc]

@@ -1,0 +1,241 @@
+"""The run reader of ``tempbench repro`` (eval.repro.distinct over tempbench_core.runlines) reads what read_run reads.
+
+On random files (plain SPEC §6.1 records and every other form read_run
+accepts or refuses: 5-lists, evidence lines, ``t`` fields, string or boolean
+times and scores, missing fields, null cut-off ties, duplicate, unknown and
+unusual ids, integers beyond 64 bits, NaN, a BOM, blank lines, CRLF, gzip):
+whenever :func:`~eval.repro.distinct.file_source` reads a file, read_run
+reads it without an error, with the same ids in the same order, and every
+row is the one made from read_run's record (what the run-by-run path
+resolves). Plain files must take the fast path (otherwise the comparison
+would say nothing).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from eval.plain_table import plain_row
+from eval.repro.distinct import Reader, file_source
+from tempbench_core.errors import TempbenchError
+from tempbench_core.runfile import dumps_record, read_run
+from tempbench_core.runlines import run_lines
+
+IDS = st.one_of(st.sampled_from(["q1", "q2", "q|3", "ä ö", "", " q1", "q1\t", "\u2028", "1"]),
+                st.text(max_size=6))
+LABELS = st.sampled_from(["Ann", "a|b", "Zoë", "x y", "100%", ""])
+TIMES = st.one_of(st.sampled_from([1994, 1994.0, -5, 0.5, 2000]), st.integers(-(2**66), 2**66))
+ODD_TIMES = st.sampled_from(["1994", True, None, float("nan"), [1994]])
+SCORES = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False), st.integers(-5, 5))
+ODD_SCORES = st.sampled_from([True, "1.5", float("nan"), [1.0]])
+
+
+@st.composite
+def plain_item(draw) -> dict:
+    item: dict = {}
+    space = draw(st.sampled_from(("id", "label", "both")))
+    if space in ("label", "both"):
+        item.update(s=draw(LABELS), r=draw(LABELS), o=draw(LABELS))
+    if space in ("id", "both"):
+        item.update(s_id=draw(st.sampled_from(["Q1", "Q2"])), r_id="P1", o_id=draw(st.sampled_from(["Q1", "Q3"])))
+    item.update(t_start=draw(st.sampled_from([1994, 1994.0, 2000])), t_end=draw(st.sampled_from([1994, 2001.5])))
+    if draw(st.booleans()):
+        item["score"] = draw(SCORES)
+    if draw(st.booleans()):
+        item["line"] = "s | r | o | 1994"
+    return item
+
+
+@st.composite
+def odd_item(draw, kind: int):
+    base = draw(plain_item())
+    if kind == 0:
+        return ["Q1", "P1", "Q2", draw(TIMES), 1994]  # a 5-list
+    if kind == 1:
+        return draw(st.sampled_from(["a | b | c | 1994", "not a line", ""]))  # an evidence line
+    if kind == 2:
+        base.pop("t_start", None)
+        base.pop("t_end", None)
+        base["t"] = draw(st.sampled_from(["1994", "1990-1994", "x"]))
+        return base
+    if kind == 3:
+        base[draw(st.sampled_from(["t_start", "t_end"]))] = draw(st.one_of(TIMES, ODD_TIMES))
+        return base
+    if kind == 4:
+        base["score"] = draw(ODD_SCORES)
+        return base
+    if kind == 5:
+        return {k: v for k, v in base.items() if k not in ("s", "s_id")}  # no whole key space
+    return draw(st.sampled_from([None, 3, {"line": 5}]))
+
+
+ODDITIES = 12  # 0-6: one odd item; 7: an odd id; 8: no id; 9: no evidence; 10: odd ties; 11: an odd line
+
+
+@st.composite
+def record(draw, oddity: int | None):
+    rec = {"id": draw(IDS), "evidence": draw(st.lists(plain_item(), max_size=4))}
+    ties = draw(st.integers(0, 3))
+    if ties == 1:
+        rec["cutoff_ties"] = None
+    elif ties == 2:
+        rec["cutoff_ties"] = draw(st.lists(plain_item(), max_size=2))
+    if draw(st.booleans()):
+        rec["split"] = "test"
+        rec["anchor"] = {"id": "Q1", "n": draw(TIMES)}
+    if oddity is None:
+        return rec
+    if oddity <= 6:
+        where = draw(st.sampled_from(["evidence", "cutoff_ties"]))
+        items = rec.get(where) or []
+        items.insert(draw(st.integers(0, len(items))), draw(odd_item(oddity)))
+        rec[where] = items
+    elif oddity == 7:
+        rec["id"] = draw(st.sampled_from([None, 7, 1.5, True, ["q"]]))
+    elif oddity == 8:
+        del rec["id"]
+    elif oddity == 9:
+        del rec["evidence"]
+    elif oddity == 10:
+        rec["cutoff_ties"] = draw(st.sampled_from([{}, "x", 3]))
+    return rec
+
+
+@st.composite
+def run_file(draw):
+    oddity = draw(st.one_of(st.none(), st.integers(0, ODDITIES - 1)))
+    records = draw(st.lists(record(None), min_size=1, max_size=5))
+    if oddity is not None:
+        records[draw(st.integers(0, len(records) - 1))] = draw(record(oddity))
+    lines = [json.dumps(rec, ensure_ascii=draw(st.booleans())) for rec in records]
+    if oddity == ODDITIES - 1:
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  ", "[1, 2]", "{bad"])))
+    text = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
+    if oddity is not None and draw(st.integers(0, 5)) == 0:
+        text = "\ufeff" + text
+    if draw(st.integers(0, 5)) == 0:
+        text = text.replace("\n", "\r\n")
+    return text, draw(st.booleans()), oddity is not None
+
+
+def _write(folder: Path, text: str, gz: bool) -> Path:
+    path = folder / ("run.jsonl.gz" if gz else "run.jsonl")
+    data = text.encode("utf-8", "surrogatepass")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+GOLD = {"id": {"s_id": "Q1", "r_id": "P1", "o_id": "Q3"}, "label": {"s": "Ann", "r": "a|b", "o": "Zoë"}}
+
+
+def _questions(ids: list, spaces: str, unknown: bool) -> list[dict]:
+    keep = list(dict.fromkeys(i for i in ids if isinstance(i, str)))
+    if unknown and keep:
+        keep = keep[1:]
+    gold = {k: v for space in (("id", "label") if spaces == "both" else (spaces,)) for k, v in GOLD[space].items()}
+    return [{"id": qid, "t_query": 1994, "S_star": [dict(gold, t_start=1994, t_end=1994)]} for qid in keep]
+
+
+def _nan_free(row) -> tuple:
+    return (*row[:4], *((*part[:3], [x if x == x else "nan" for x in part.scores], part.cls)
+                        for part in (row.items, row.extra)))
+
+
+def _read_as_read_run(path: Path, questions: list[dict]) -> bool:
+    """Whether file_source read the file; when it did, read_run must read the same."""
+    reader = Reader(questions, "auto", {})
+    source = file_source(path, reader)
+    if source is None:
+        return False
+    ref = read_run(path)  # must not raise: the fast path took a file read_run refuses
+    by_id = {q["id"]: q for q in questions}
+    # a second file of the same lines, some of them changed, shares the rows of the lines that are equal
+    lines = path.read_bytes().split(b"\n") if not path.name.endswith(".gz") else []
+    other = path.with_name("other.jsonl")
+    other.write_bytes(b"\n".join(line if i % 2 else line.replace(b'"evidence"', b'"evidence" ')
+                                  for i, line in enumerate(lines)))
+    second = file_source(other, reader) if lines else None
+    for got in (source, second):
+        if got is None:
+            continue
+        assert got.qids == list(ref)
+        for qid, row in zip(got.qids, got.rows, strict=True):
+            again = plain_row(by_id[qid], ref[qid].get("evidence", []), ref[qid].get("cutoff_ties") or [], "auto", {})
+            assert again is not None and _nan_free(row) == _nan_free(again)
+    if second is not None:
+        assert all(a is b for a, b in zip(source.rows[1::2], second.rows[1::2], strict=True))
+    return True
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_file(), st.sampled_from(["both", "id", "label"]), st.integers(0, 9))
+def test_what_the_reader_reads_read_run_reads(case, spaces, unknown) -> None:
+    text, gz, odd = case
+    ids = [rec.get("id") for rec in map(_loads_or_none, text.split("\n")) if isinstance(rec, dict)]
+    questions = _questions(ids, spaces, unknown == 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write(Path(tmp), text, gz)
+        fast = _read_as_read_run(path, questions)
+        if not fast:
+            try:
+                read_run(path)
+            except TempbenchError:
+                pass
+        # a plain file of unique known ids, items in the gold's space, no 19-digit number: the fast path
+        if not odd and unknown and len(set(ids)) == len(ids) and re.search(r"\d{19}", text) is None and (
+                "\ufeff" not in text) and _all_carry(text, "s_id" if spaces != "label" else "s"):
+            assert fast
+
+
+def _loads_or_none(line: str):
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _all_carry(text: str, key: str) -> bool:
+    records = [r for r in map(_loads_or_none, text.split("\n")) if isinstance(r, dict)]
+    return all(key in it for r in records for it in [*r["evidence"], *(r.get("cutoff_ties") or [])])
+
+
+def test_a_written_run_file_takes_the_fast_path(tmp_path: Path) -> None:
+    records = [{"id": "q1", "evidence": [{"s": "Ann", "r": "a|b", "o": "Zoë", "s_id": "Q1", "r_id": "P1", "o_id": "Q3",
+                                          "t_start": 1994, "t_end": 1994, "score": 2.5, "line": "a | p | b | 1994"}],
+                "cutoff_ties": []},
+               {"id": "q2", "evidence": []}, {"id": "q3", "evidence": [], "cutoff_ties": None}]
+    questions = _questions(["q1", "q2", "q3"], "both", False)
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(dumps_record(r) for r in records), encoding="utf-8")
+    assert _read_as_read_run(path, questions)
+    gz = tmp_path / "run.jsonl.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert _read_as_read_run(gz, questions)
+
+
+@pytest.mark.parametrize("text", ["", "\ufeff{}\n", '{"id": "q1", "evidence": []}\n\n{"id": "q2", "evidence": []}\n',
+                                  '{"id": "q1", "evidence": []}\n{"id": "q1", "evidence": []}\n',
+                                  '{"id": "q1", "evidence": [], "n": 12345678901234567890}\n',
+                                  '{"id": "q1", "evidence": [{"s": "a", "r": "b", "o": "c", "t_start": NaN, "t_end": 1}]}\n',
+                                  '{"id": "q1", "evidence": [{"s": "a", "r": "b", "o": "c", "t_start": 1, "t_end": 1, '
+                                  '"score": true}]}\n',
+                                  '{"id": "q9", "evidence": []}\n',
+                                  '[{"id": "q1", "evidence": []}]\n'])
+def test_what_the_fast_path_leaves_to_read_run(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(text, encoding="utf-8")
+    assert file_source(path, Reader(_questions(["q1", "q2"], "label", False), "auto", {})) is None
+
+
+def test_a_damaged_gzip_stream_is_left_to_read_run(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"id": "q1", "evidence": []}\n')[:-6])
+    assert run_lines(path) is None
