@@ -15,13 +15,16 @@ original runs and :math:`R` the reproduced ones:
 ER = 1 and ΔRI = 0 is a perfect reproduction of the effect; ER > 1 a larger
 effect than the original's, 0 < ER < 1 a smaller one, ER < 0 the opposite
 direction. ER is undefined (``None``) when the original mean improvement is 0,
-ΔRI when a baseline mean is 0: never a division error or an infinity. A mean
+ΔRI when a baseline mean is 0 (or so near 0 that the relative improvement
+overflows): never a division error or an infinity. A mean
 improvement is over the questions where both runs of the difference have a
 value; a mean score :math:`\bar v` over the questions where its run has one.
 Sums are exact (:func:`math.fsum`), so "is 0" is an exact test.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -40,15 +43,22 @@ def effect_ratio(orig_a: np.ndarray, orig_b: np.ndarray, rep_a: np.ndarray, rep_
     reproduced = mean_improvement(rep_a, rep_b)
     if original is None or reproduced is None or original == 0.0:
         return None
-    return reproduced / original
+    ratio = reproduced / original
+    return ratio if math.isfinite(ratio) else None  # an original improvement so small that the ratio overflows
 
 
 def relative_improvement(advanced: np.ndarray, baseline: np.ndarray) -> float | None:
-    """``(mean(a) - mean(b)) / mean(b)``; ``None`` when ``mean(b)`` is 0 or a mean is undefined."""
+    """``(mean(a) - mean(b)) / mean(b)``; ``None`` when ``mean(b)`` is 0 or a mean is undefined.
+
+    Also ``None`` when the quotient overflows (a baseline mean so near 0, a
+    subnormal, that the relative improvement is not a finite number): an
+    infinity would make ΔRI ``inf - inf``, never a figure.
+    """
     mean_a, mean_b = fmean(advanced), fmean(baseline)
     if mean_a is None or mean_b is None or mean_b == 0.0:
         return None
-    return (mean_a - mean_b) / mean_b
+    ri = (mean_a - mean_b) / mean_b
+    return ri if math.isfinite(ri) else None
 
 
 def delta_ri(orig_a: np.ndarray, orig_b: np.ndarray, rep_a: np.ndarray, rep_b: np.ndarray) -> float | None:

@@ -141,9 +141,20 @@ def test_identical_effects(values, data) -> None:
     else:
         assert er == pytest.approx(1.0)
     dri = delta_ri(a, b, a.copy(), b.copy())
-    assert (dri is None) == (math.fsum(b) == 0.0)
+    mean_a, mean_b = math.fsum(a) / len(a), math.fsum(b) / len(b)
+    overflows = mean_b != 0.0 and not math.isfinite((mean_a - mean_b) / mean_b)  # a subnormal baseline mean
+    assert (dri is None) == (mean_b == 0.0 or overflows)
     if dri is not None:
         assert dri == 0.0
+
+
+def test_a_vanishing_baseline_mean_gives_no_delta_ri() -> None:
+    """A subnormal baseline mean makes RI overflow: ΔRI is undefined (None), not ``inf - inf``."""
+    tiny = np.array([5e-324])
+    assert delta_ri(np.array([0.5]), tiny, np.array([0.5]), tiny) is None
+    assert delta_ri(np.array([0.5]), np.array([0.25]), np.array([0.5]), np.array([0.25])) == 0.0
+    # the same for ER: an original improvement of one subnormal against a reproduced one of 0.5
+    assert effect_ratio(np.array([5e-324]), np.array([0.0]), np.array([0.5]), np.array([0.0])) is None
 
 
 def test_zero_denominators_are_none_never_inf() -> None:
