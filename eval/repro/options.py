@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from eval.repro.rbo import DEFAULT_DEPTH, DEFAULT_P
 from tempbench_core.errors import ConfigError
 
 #: The per-question measures compared by default (SPEC §8).
@@ -53,8 +54,8 @@ class ReproOptions:
     """
 
     ktu_cut: str = "shorter"
-    rbo_p: float = 0.95
-    rbo_depth: int = 1000
+    rbo_p: float = DEFAULT_P
+    rbo_depth: int = DEFAULT_DEPTH
     rbo_both_empty: str = "skip"
     trp_empty: str = "zero"
 

@@ -25,6 +25,10 @@ import numpy as np
 from eval.repro.doclists import DocLists
 from eval.repro.means import chunks, fmean
 
+#: RBO's persistence and evaluation depth by default (SPEC §8; repro_eval's defaults).
+DEFAULT_P = 0.95
+DEFAULT_DEPTH = 1000
+
 
 def suffix_weights(p: float, depth: int) -> tuple[np.ndarray, float]:
     """``(S, norm)``: ``S[m - 1] = sum_{i=m..d} p**(i-1) / i`` for m = 1..d, and ``norm = sum_{i=1..d} p**(i-1)``."""
@@ -35,7 +39,7 @@ def suffix_weights(p: float, depth: int) -> tuple[np.ndarray, float]:
 
 
 def rbo_kernel(orig: np.ndarray, orig_len: np.ndarray, rep: np.ndarray, rep_len: np.ndarray,
-               p: float = 0.95, depth: int = 1000, both_empty: str = "skip") -> np.ndarray:
+               p: float = DEFAULT_P, depth: int = DEFAULT_DEPTH, both_empty: str = "skip") -> np.ndarray:
     """Per-question RBO of two padded code matrices (``-1`` = no document).
 
     Parameters
@@ -74,14 +78,14 @@ def rbo_kernel(orig: np.ndarray, orig_len: np.ndarray, rep: np.ndarray, rep_len:
     return out
 
 
-def rbo(orig: DocLists, rep: DocLists, p: float = 0.95, depth: int = 1000,
+def rbo(orig: DocLists, rep: DocLists, p: float = DEFAULT_P, depth: int = DEFAULT_DEPTH,
         both_empty: str = "skip") -> tuple[float | None, np.ndarray]:
     """``(mean RBO, per-question RBO)`` of two runs over the same questions (SPEC §8)."""
     per_q = rbo_kernel(orig.codes, orig.lengths, rep.codes, rep.lengths, p, depth, both_empty)
     return fmean(per_q), per_q
 
 
-def rbo_ceiling_kernel(orig_len: np.ndarray, rep_len: np.ndarray, p: float = 0.95, depth: int = 1000,
+def rbo_ceiling_kernel(orig_len: np.ndarray, rep_len: np.ndarray, p: float = DEFAULT_P, depth: int = DEFAULT_DEPTH,
                        both_empty: str = "skip") -> np.ndarray:
     r"""Per question, the largest RBO two lists of these lengths can reach: identical up to the shorter length ``m``.
 
