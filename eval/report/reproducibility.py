@@ -19,7 +19,7 @@ from typing import Any
 from eval.report.plots import plot_effects
 from eval.report.tables import md_table
 from eval.repro.folders import list_runs
-from eval.repro.job import reproducibility
+from eval.repro.job import Scope, reproducibility
 from eval.repro.options import DEFAULT_BASELINE, DEFAULT_MEASURES, ReproOptions
 from eval.repro.reading import (
     EFFECT_COLUMNS,
@@ -65,8 +65,8 @@ def reproducibility_report(baselines: Path, runs: Mapping[str, Path | Mapping[An
     try:
         extras: dict[str, Any] = {}
         result = reproducibility(original, {n: runs[n] for n in original}, questions,
-                                 parse_measures(DEFAULT_MEASURES), baseline=DEFAULT_BASELINE, options=ReproOptions(),
-                                 split=split, workers=workers, extras=extras)
+                                 parse_measures(DEFAULT_MEASURES), Scope(DEFAULT_BASELINE, split), ReproOptions(),
+                                 workers, extras)
     except TempbenchError as exc:
         return {"error": str(exc)}
     if provenance is not None:

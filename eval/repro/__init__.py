@@ -13,8 +13,8 @@ formula: :mod:`~eval.repro.ktu` (Kendall's tau Union), :mod:`~eval.repro.rbo`
 """
 
 from eval.repro.compare import compare_runs
-from eval.repro.job import reproducibility
+from eval.repro.job import Scope, reproducibility
 from eval.repro.options import DEFAULT_BASELINE, DEFAULT_MEASURES, ReproOptions
 from eval.repro.values import parse_measures
 
-__all__ = ["DEFAULT_BASELINE", "DEFAULT_MEASURES", "ReproOptions", "compare_runs", "parse_measures", "reproducibility"]
+__all__ = ["DEFAULT_BASELINE", "DEFAULT_MEASURES", "ReproOptions", "Scope", "compare_runs", "parse_measures", "reproducibility"]

@@ -31,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from eval.evidence import resolve
+from eval.keyspace import DEFAULT_KEY
 from eval.measures import Measure
 from eval.repro.compare import OrderFigures, ScoredRun, compare_runs, order_figures
 from eval.repro.distinct import Reader, file_source, group_codes, mapping_source, score_group, values_of
 from eval.repro.doclists import DocLists, one_space, run_space
-from eval.repro.options import ReproOptions
+from eval.repro.options import DEFAULT_BASELINE, ReproOptions
 from eval.repro.values import RunValues, run_values
 from eval.scoring import select, where_in
 from eval.trec import run_documents
@@ -214,10 +215,19 @@ def _prepare_all(job: _Job, names: list[str], workers: int) -> dict[tuple[str, s
     return {slot: results[slot] for slot in slots}  # type: ignore[misc]
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What is compared: SPEC §8's baseline configuration, the split (``None``: the runs' questions), the key space."""
+
+    baseline: str = DEFAULT_BASELINE
+    split: str | None = None
+    key: str = DEFAULT_KEY
+
+
 def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
                     questions: Sequence[Mapping[str, Any]], measures: Sequence[tuple[str, Measure]],
-                    baseline: str = "oracle", options: ReproOptions | None = None, split: str | None = None,
-                    key: str = "auto", workers: int = 1, extras: dict[str, Any] | None = None) -> dict[str, Any]:
+                    scope: Scope = Scope(), options: ReproOptions | None = None, workers: int = 1,
+                    extras: dict[str, Any] | None = None) -> dict[str, Any]:
     """The SPEC §8 object of the configurations both sides hold (:func:`eval.repro.compare.compare_runs`).
 
     Parameters
@@ -230,9 +240,11 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
         The benchmark (SPEC §1.3), ids merged.
     measures:
         ``[(name as given, measure)]`` (:func:`eval.repro.values.parse_measures`).
-    baseline, options, split, key:
-        SPEC §8's baseline configuration, the measures' options, the split
-        (``None``: the questions of the runs) and the SPEC §3.1 key space.
+    scope:
+        SPEC §8's baseline configuration, the split (``None``: the questions
+        of the runs) and the SPEC §3.1 key space (:class:`Scope`).
+    options:
+        The measures' options (default :class:`~eval.repro.options.ReproOptions`).
     workers:
         Processes that read and score the runs.
     extras:
@@ -240,6 +252,7 @@ def reproducibility(original: Mapping[str, Any], reproduced: Mapping[str, Any],
         ``paired`` (the configurations compared).
     """
     options = options or ReproOptions()
+    baseline, split, key = scope.baseline, scope.split, scope.key
     names = [n for n in original if n in reproduced]
     if extras is not None:
         extras["paired"] = list(names)

@@ -16,7 +16,7 @@ from typing import Any
 
 from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.repro.folders import list_runs
-from eval.repro.job import reproducibility
+from eval.repro.job import Scope, reproducibility
 from eval.repro.options import DEFAULT_BASELINE, DEFAULT_MEASURES, KTU_CUTS, RBO_BOTH_EMPTY, TRP_EMPTY, ReproOptions
 from eval.repro.reading import (
     EFFECT_COLUMNS,
@@ -135,8 +135,8 @@ def run(args: argparse.Namespace) -> int:
     check_runs(args, *map(str, paths))
     questions, _, _ = load_inputs(args)
     extras: dict[str, Any] = {}
-    result = reproducibility(original, reproduced, questions, measures, baseline=args.baseline, options=options,
-                             split=args.split, key=args.key, workers=workers, extras=extras)
+    result = reproducibility(original, reproduced, questions, measures,
+                             Scope(baseline=args.baseline, split=args.split, key=args.key), options, workers, extras)
     print_figures(result, extras, options)
     if args.json:
         # the object keeps exactly the keys of SPEC §8; where its data came from goes beside it, as a run's .meta.json
