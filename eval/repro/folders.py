@@ -2,7 +2,7 @@
 
 A run is any per-question form of SPEC §1.4 (run files, hand-written evidence
 files, the published forms: :func:`tempbench_core.runfile.read_run` reads them
-all), in a ``.jsonl`` or ``.json`` file. A run's ``.meta.json`` and files of
+all), in a ``.jsonl`` or ``.json`` file, or either gzip-compressed (``.gz``). A run's ``.meta.json`` and files of
 other kinds are listed as skipped, with the reason.
 """
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 from tempbench_core.errors import MissingDataError, RunMismatchError
 
-#: The suffixes of a run in a folder (SPEC §1.4's per-question forms are JSON).
-RUN_SUFFIXES = (".jsonl", ".json")
+#: The suffixes of a run in a folder (SPEC §1.4's per-question forms are JSON; gzip-compressed too, as every
+#: reader of runs takes them).
+RUN_SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json")
 
 
 @dataclass
@@ -27,7 +28,7 @@ class RunFolder:
 
 
 def run_name(path: Path) -> str | None:
-    """``oracle.jsonl`` -> ``oracle``; ``None`` for a ``.meta.json`` or another kind of file."""
+    """``oracle.jsonl`` (or ``oracle.jsonl.gz``) -> ``oracle``; ``None`` for a ``.meta.json`` or another kind of file."""
     name = path.name
     if name.endswith(".meta.json"):
         return None
@@ -58,7 +59,8 @@ def list_runs(folder: str | Path, role: str) -> RunFolder:
         name = run_name(child)
         if name is None:
             if not child.name.endswith(".meta.json"):
-                out.skipped.append((child, "not a per-question run (expected <config>.jsonl or <config>.json)"))
+                out.skipped.append((child, "not a per-question run (expected <config>.jsonl or <config>.json, "
+                                                    "optionally .gz)"))
             continue
         if name in out.runs:
             raise RunMismatchError(f"{out.runs[name]} and {child} are both runs of configuration {name!r}; "

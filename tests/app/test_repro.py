@@ -15,6 +15,7 @@ with the defaults and some questions dropped (empty retrievals). Then:
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import shlex
@@ -156,6 +157,18 @@ def test_provenance_beside_the_json_reruns_to_the_same_bytes(folders: dict, tmp_
     monkeypatch.chdir(tmp_path.parent)
     assert main(words[1:]) == 0
     assert out.read_bytes() == first
+
+
+def test_gzip_runs_in_a_folder_are_runs(folders: dict, result: dict, tmp_path: Path) -> None:
+    """``<config>.jsonl.gz`` is configuration ``<config>``'s run, read as the plain file is."""
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    for name in CONFIGS:
+        (packed / f"{name}.jsonl.gz").write_bytes(gzip.compress((folders["root"] / "rep" / f"{name}.jsonl").read_bytes()))
+    out = tmp_path / "gz.json"
+    assert main(["repro", str(folders["root"] / "orig"), str(packed), "--data", str(folders["data"]), "--workers", "1",
+                 "--json", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8")) == result
 
 
 def test_measure_keys_as_given(folders: dict) -> None:
