@@ -222,8 +222,7 @@ class BFS:
                     return exact
             limit *= 2
 
-    def _count_eligible(self, frontier: np.ndarray, values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
-                        seen: np.ndarray) -> int:
+    def _count_eligible(self, frontier: np.ndarray, year: int | None, seen: np.ndarray) -> int:
         """Distinct rows incident to ``frontier`` that pass the filter and are not in ``seen``.
 
         A row incident to two frontier nodes is listed once under each (a
@@ -231,9 +230,13 @@ class BFS:
         the rows joining two frontier nodes. Those are counted without reading
         the longest list (a hub's, typically): a row joining two other nodes
         is met twice in the lists read, one joining such a node to the hub
-        once. A seen row that is incident to the frontier passed the same
+        once. Only the rows' other ends are read (:meth:`_ranges` with
+        ``ends``): a row listed under a frontier node joins two of them when
+        its other end is one, and is a self-loop when that end is the node
+        itself. A seen row that is incident to the frontier passed the same
         filter, so it is among the listed rows.
         """
+        values, starts, stops = self._ranges(frontier, year, ends=True)
         lengths = stops - starts
         if len(frontier) == 1 and not len(seen):
             return int(lengths.sum())
@@ -242,18 +245,14 @@ class BFS:
         try:
             joining = 0
             if len(frontier) > 1:
-                hub = int(np.argmax(lengths))
+                hub = int(lengths.argmax())
                 rest = np.ones(len(frontier), dtype=bool)
                 rest[hub] = False
-                rows = _gather(values, starts[rest], stops[rest])
-                h, t = self.head[rows], self.tail[rows]
-                both = in_frontier[h]
-                both &= in_frontier[t]
-                h, t = h[both], t[both]
-                apart = h != t
-                hub_id = frontier[hub]
-                with_hub = apart & ((h == hub_id) | (t == hub_id))
-                joining = (int(np.count_nonzero(apart)) + int(np.count_nonzero(with_hub))) // 2
+                near = _gather(values, starts[rest], stops[rest])
+                owner = frontier[rest].repeat(lengths[rest])
+                apart = in_frontier[near]
+                apart &= near != owner
+                joining = (int(np.count_nonzero(apart)) + int(np.count_nonzero(near == frontier[hub]))) // 2
             touched = int(np.count_nonzero(in_frontier[self.head[seen]] | in_frontier[self.tail[seen]])) if len(seen) else 0
         finally:
             in_frontier[frontier] = False
@@ -292,7 +291,7 @@ class BFS:
                 if not self.per_node and not self.unique and len(cand) < cap:
                     eligible.append(len(cand))  # under the cap: the hop took every eligible row
                 else:
-                    eligible.append(self._count_eligible(frontier, values, starts, stops, seen))
+                    eligible.append(self._count_eligible(frontier, year, seen))
             if len(cand) == 0:
                 # empty hop: nothing new, and no frontier for later hops
                 sizes.extend([0] * (self.hops - h - 1))

@@ -70,3 +70,31 @@ def test_meets_is_a_distance_test(rows, nodes, targets, steps, on, t_query):
     assert got == expected
     # the scratch marks are cleared: a second call with no targets meets nothing
     assert not bfs.meets(np.array(sources, dtype=np.int64), t_query, steps, wanted[:0], temporal_filter=on)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 1), st.integers(0, 5), st.integers(2000, 2001)),
+                     min_size=1, max_size=40),
+       anchor=st.integers(0, 5), hops=st.integers(1, 3), caps=st.lists(st.integers(0, 6), min_size=3, max_size=3),
+       on=st.booleans(), per_node=st.booleans(), unique=st.booleans(), t_query=st.sampled_from([2000.0, 2001.0]))
+def test_eligible_rows_are_counted_exactly(rows, anchor, hops, caps, on, per_node, unique, t_query):
+    index = make_index([(f"E{s}", f"P{r}", f"E{o}", y) for s, r, o, y in rows], {})
+    kg = index.kg
+    a = kg.entity_index.get(f"E{anchor}")
+    if a is None:
+        return
+    bfs = BFS(kg, index.incidence, hops=hops, caps=caps, temporal_filter=on,
+              cap_scope="per_node" if per_node else "per_hop", cap_counts="unique_triples" if unique else "rows")
+    exp = bfs.expand(a, t_query, count_eligible=True)
+    assert exp.pool.tolist() == bfs.expand(a, t_query).pool.tolist()
+    # replay the hops: eligible = unseen rows incident to the frontier that pass the filter
+    frontier, visited, seen, start = {a}, {a}, set(), 0
+    for h, taken in enumerate(exp.hop_sizes):
+        listed = {r for r in range(kg.n_rows) if (int(kg.head[r]) in frontier or int(kg.tail[r]) in frontier)
+                  and (not on or float(kg.year[r]) == t_query) and r not in seen}
+        assert exp.eligible[h] == len(listed)
+        cand = exp.pool[start:start + taken].tolist()
+        start += taken
+        seen |= set(cand)
+        frontier = {int(e) for r in cand for e in (kg.head[r], kg.tail[r])} - visited
+        visited |= frontier
