@@ -91,7 +91,7 @@ def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
         ev = evaluate(run, inputs.questions, inputs.flags, split=inputs.scored_split)
     score = to_json(ev, n_boot=inputs.n_boot)
     write_json(inputs.out / "scores" / f"{name}.json", {**score, "provenance": inputs.provenance.to_json()})
-    return score, slice_intervals(ev, n_boot=inputs.n_boot)
+    return score, slice_intervals(ev, n_boot=inputs.n_boot, memo=inputs.boot_counts)
 
 
 def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any]) -> list[dict[str, Any]]:
