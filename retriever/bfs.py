@@ -32,6 +32,10 @@ Options (SPEC §2.4 asks for both):
 Speed: no Python loop over a node's rows. Per-entity row arrays (CSR, CSV
 order) are truncated to what can matter (a node's first ``C[h] + |seen_rows|``
 eligible rows contain its first ``C[h]`` unseen ones) and merged with numpy.
+Walks that only need entities (the eligible-row count, :meth:`BFS.reach`,
+:meth:`BFS.meets`) read each node's neighbours as one slice of
+:meth:`~retriever.incidence.Incidence.other_ends` instead of gathering its rows
+and then their heads and tails.
 
 Counterfactual pools (SPEC §7, loss attribution): :meth:`BFS.expand_uncapped`
 is the same BFS with every cap removed (no cap value stands for "infinite"),
