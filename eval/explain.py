@@ -187,6 +187,11 @@ class Explainer:
         (the shard's :class:`retriever.Shard` pools): the run's pool of a question is
         then read there instead of expanded again. Only for records of that
         very run (same anchor, same configuration).
+    shared:
+        A cache, kept by a caller explaining the same question objects on this
+        index under several configurations, of what depends on the question
+        alone (its parsed gold, its hops' valid rows, the unfiltered walks from
+        an anchor).
     """
 
     def __init__(self, index: Any, config: Any, pools: Mapping[Any, PoolSummary | None] | None = None,
