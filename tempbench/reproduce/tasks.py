@@ -112,6 +112,7 @@ def draw_attribution(_: Any, out: Path, attribution: Mapping[str, Any]) -> dict[
     return write_plots({}, out / "plots", attribution=attribution, only=("attribution",))
 
 
-def draw_scores(_: Any, out: Path, scores: Mapping[str, Any], intervals: Mapping[str, Any]) -> dict[str, Path]:
-    """The score plots (by slice, ties)."""
-    return write_plots(scores, out / "plots", only=SCORE_PLOTS, intervals=intervals)
+def draw_scores(_: Any, out: Path, scores: Mapping[str, Any], intervals: Mapping[str, Any],
+                only: Sequence[str] = SCORE_PLOTS) -> dict[str, Path]:
+    """The score plots (by slice, filtered vs stale-blind, ties), or ``only`` these."""
+    return write_plots(scores, out / "plots", only=only, intervals=intervals)
