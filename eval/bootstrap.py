@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -113,6 +114,24 @@ def count_matrix(n: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
         flat = (rows + offsets[: len(rows)]).ravel()
         out[start:start + len(rows)] = np.bincount(flat, minlength=len(rows) * n).reshape(len(rows), n)
     return out
+
+
+def kept_counts(memo: dict[Any, np.ndarray] | None, n: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
+    """:func:`count_matrix` ``(n, n_boot, seed)``, kept in the caller's ``memo`` (made each time without one).
+
+    Runs scored in one process draw the same matrices (same sizes, same seed):
+    each is drawn once and kept compact (the smallest unsigned integer type
+    that holds ``n``), then read back as the ``float64`` counts it was.
+    """
+    if memo is None:
+        return count_matrix(n, n_boot, seed)
+    key = (int(n), int(n_boot), int(seed))
+    kept = memo.get(key)
+    if kept is None:
+        counts = count_matrix(n, n_boot, seed)
+        kept = memo[key] = counts.astype(np.min_scalar_type(max(int(n), 1)))
+        return counts
+    return kept.astype(np.float64)
 
 
 def _replicates(counts: np.ndarray, metrics: Mapping[str, RatioMetric]) -> dict[str, np.ndarray]:

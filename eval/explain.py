@@ -71,6 +71,7 @@ from retriever import PoolSummary, Retriever, RetrieverConfig
 from tempbench_core.arrays import in_sorted
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, dumps_json
+from tempbench_core.memo import kept_for
 from tempbench_core.runfile import meta_path, read_meta
 from tempbench_core.schema import valid_at
 
@@ -186,6 +187,11 @@ class Explainer:
         (the shard's :class:`retriever.Shard` pools): the run's pool of a question is
         then read there instead of expanded again. Only for records of that
         very run (same anchor, same configuration).
+    shared:
+        A cache, kept by a caller explaining the same question objects on this
+        index under several configurations, of what depends on the question
+        alone (its parsed gold, its hops' valid rows, the unfiltered walks from
+        an anchor).
     """
 
     def __init__(self, index: Any, config: Any, pools: Mapping[Any, PoolSummary | None] | None = None,
@@ -345,10 +351,12 @@ class Explainer:
         explanation.anchor = anchor
         gold = self.gold_subject(question)
         explanation.gold_subject = gold
-        pools = _Pools(self.retriever, anchor, tq, self.pool_summary(question, anchor))
+        pools = _Pools(self.retriever, anchor, tq, self.pool_summary(question, anchor), self.shared, question)
         for i in pending:
             hop = hops[i]
-            rows = self.valid_rows(hop, tq)
+            # the hop's valid rows depend on the question alone: made once for every configuration
+            rows = kept_for(self.shared, ("valid_rows", question.get("id"), hop.space, hop.key), question,
+                            lambda hop=hop: self.valid_rows(hop, tq))
             hop.valid_rows = rows
             if facts:
                 hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, self.head, self.tail, len(hops)))
@@ -381,10 +389,15 @@ class Explainer:
 class _Pools:
     """The counterfactual pools of one question, each computed at most once, when first needed."""
 
-    def __init__(self, retriever: Retriever, anchor: int | None, t_query: float, summary: PoolSummary | None = None) -> None:
+    def __init__(self, retriever: Retriever, anchor: int | None, t_query: float, summary: PoolSummary | None = None,
+                 shared: dict[Any, Any] | None = None, question: Any = None) -> None:
         self.retriever = retriever
         self.anchor = anchor
         self.t_query = t_query
+        # what depends on the question, the anchor and the depth but not on the caps or the filter
+        # (the unfiltered counterfactuals) is kept there for every configuration
+        self.shared = shared
+        self.question = question
         self._reach: dict[Any, np.ndarray] = {}
         self._run: np.ndarray | None = None if summary is None else summary.rows
 
@@ -392,7 +405,12 @@ class _Pools:
         # the unfiltered pool of a run without filter is its own uncapped pool
         key = None if filtered is None or filtered == self.retriever.temporal_filter else filtered
         if key not in self._reach:
-            self._reach[key] = self.retriever.reach(self.anchor, self.t_query, temporal_filter=key)
+            on = self.retriever.temporal_filter if key is None else key
+            qid = None if self.question is None else self.question.get("id")
+            self._reach[key] = kept_for(
+                self.shared if self.question is not None else None,
+                ("reach", qid, self.anchor, on, self.retriever.config.hops), self.question,
+                lambda: self.retriever.reach(self.anchor, self.t_query, temporal_filter=key))
         return self._reach[key]
 
     def in_uncapped(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, filtered: bool | None) -> bool:
@@ -422,8 +440,14 @@ class _Pools:
         hops = self.retriever.config.hops
         if self.anchor is None or not len(rows) or depth <= hops:
             return False
-        ends = np.concatenate((head[rows], tail[rows]))
-        return self.retriever.meets(ends, self.t_query, depth - hops, self.reach(False), temporal_filter=False)
+        def deeper() -> bool:
+            ends = np.concatenate((head[rows], tail[rows]))
+            return self.retriever.meets(ends, self.t_query, depth - hops, self.reach(False), temporal_filter=False)
+
+        # rows are the hop's valid rows: the question's id and the hop's rows key the answer
+        qid = None if self.question is None else self.question.get("id")
+        return kept_for(self.shared if self.question is not None else None,
+                        ("in_deeper", qid, self.anchor, hops, depth, rows.tobytes()), self.question, deeper)
 
     def in_run_pool(self, rows: np.ndarray) -> bool:
         """Whether a valid row is in the run's own (capped) pool, before deduplication."""

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, mean_metric
+from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, kept_counts, mean_metric
 from eval.explain import STAGES, Explainer, attribute_run, run_config
 from eval.keyspace import DEFAULT_KEY
 from eval.scoring import BY, Evaluation, evaluate
@@ -272,13 +272,17 @@ def _slice_metrics(ev: Evaluation, index: np.ndarray) -> dict[str, RatioMetric]:
 
 
 def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = N_BOOT, seed: int = SEED,
-                    level: float = LEVEL) -> dict[str, dict[str, dict[str, list[float] | None]]]:
+                    level: float = LEVEL, memo: dict[Any, Any] | None = None
+                    ) -> dict[str, dict[str, dict[str, list[float] | None]]]:
     """Percentile bootstrap intervals of TRP and CCR inside every slice (SPEC §3.7 applied per slice).
 
     Each slice is resampled on its own (its questions drawn with replacement,
     :func:`eval.bootstrap.count_matrix` with ``seed``), so an interval says how
     well that slice's value is known. Slice values are keyed by ``str(value)``,
     as the score object's ``by_<field>``.
+
+    ``memo``: a cache of count matrices (:func:`eval.bootstrap.kept_counts`)
+    kept by a caller that scores several runs of the same questions.
 
     Returns
     -------
@@ -293,7 +297,8 @@ def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = N_BOOT
             groups.setdefault(row.get(key), []).append(i)
         out[field] = {
             str(value): bootstrap_ci(_slice_metrics(ev, np.asarray(groups[value], dtype=np.int64)),
-                                     n_boot=n_boot, seed=seed, level=level)
+                                     n_boot=n_boot, seed=seed, level=level,
+                                     counts=kept_counts(memo, len(groups[value]), n_boot, seed))
             for value in sorted(groups, key=str)
         }
     return out

@@ -32,6 +32,10 @@ Options (SPEC §2.4 asks for both):
 Speed: no Python loop over a node's rows. Per-entity row arrays (CSR, CSV
 order) are truncated to what can matter (a node's first ``C[h] + |seen_rows|``
 eligible rows contain its first ``C[h]`` unseen ones) and merged with numpy.
+Walks that only need entities (the eligible-row count, :meth:`BFS.reach`,
+:meth:`BFS.meets`) read each node's neighbours as one slice of
+:meth:`~retriever.incidence.Incidence.other_ends` instead of gathering its rows
+and then their heads and tails.
 
 Counterfactual pools (SPEC §7, loss attribution): :meth:`BFS.expand_uncapped`
 is the same BFS with every cap removed (no cap value stands for "infinite"),
@@ -152,24 +156,28 @@ class BFS:
         self.per_node = cap_scope == "per_node"
         self.unique = cap_counts == "unique_triples"
         self.tid = tids if tids is not None else triple_ids(self.head, np.asarray(kg.relation, dtype=np.int64), self.tail)
-        # all False between calls: the frontier's marks while eligible rows are counted
+        # all False between calls: the frontier's marks while eligible rows are counted, the targets' in meets
         self._scratch = ThreadScratch(self.n_entities, bool, False)
 
-    def _ranges(self, frontier: np.ndarray, year: int | None,
-                temporal_filter: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _ranges(self, frontier: np.ndarray, year: int | None, temporal_filter: bool | None = None,
+                ends: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Eligible rows of each frontier node as slices ``values[starts[i]:stops[i]]`` (ascending).
 
-        ``temporal_filter=None`` uses the configured filter.
+        ``temporal_filter=None`` uses the configured filter. ``ends``: the
+        values are the rows' other endpoints instead (the same slices of
+        :meth:`~retriever.incidence.Incidence.other_ends`).
         """
         inc = self.incidence
         if not (self.temporal_filter if temporal_filter is None else temporal_filter):
-            return inc.rows, inc.indptr[frontier], inc.indptr[frontier + 1]
+            values = inc.other_ends(self.head, self.tail)[0] if ends else inc.rows
+            return values, inc.indptr[frontier], inc.indptr[frontier + 1]
         offset = None if year is None else year - inc.min_year
         if offset is None or not 0 <= offset < inc.span:
             return _EMPTY, np.zeros(len(frontier), dtype=np.int64), np.zeros(len(frontier), dtype=np.int64)
         keys = frontier * inc.span + offset
-        return (inc.year_rows, np.searchsorted(inc.year_keys, keys, "left"),
-                np.searchsorted(inc.year_keys, keys, "right"))
+        year_keys = inc.year_keys
+        return (inc.other_ends(self.head, self.tail)[1] if ends else inc.year_rows,
+                year_keys.searchsorted(keys, "left"), year_keys.searchsorted(keys, "right"))
 
     def _select(self, values: np.ndarray, starts: np.ndarray, stops: np.ndarray, cap: int,
                 seen: np.ndarray, pool_tids: np.ndarray) -> np.ndarray:
@@ -218,8 +226,7 @@ class BFS:
                     return exact
             limit *= 2
 
-    def _count_eligible(self, frontier: np.ndarray, values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
-                        seen: np.ndarray) -> int:
+    def _count_eligible(self, frontier: np.ndarray, year: int | None, seen: np.ndarray) -> int:
         """Distinct rows incident to ``frontier`` that pass the filter and are not in ``seen``.
 
         A row incident to two frontier nodes is listed once under each (a
@@ -227,9 +234,13 @@ class BFS:
         the rows joining two frontier nodes. Those are counted without reading
         the longest list (a hub's, typically): a row joining two other nodes
         is met twice in the lists read, one joining such a node to the hub
-        once. A seen row that is incident to the frontier passed the same
+        once. Only the rows' other ends are read (:meth:`_ranges` with
+        ``ends``): a row listed under a frontier node joins two of them when
+        its other end is one, and is a self-loop when that end is the node
+        itself. A seen row that is incident to the frontier passed the same
         filter, so it is among the listed rows.
         """
+        values, starts, stops = self._ranges(frontier, year, ends=True)
         lengths = stops - starts
         if len(frontier) == 1 and not len(seen):
             return int(lengths.sum())
@@ -238,18 +249,14 @@ class BFS:
         try:
             joining = 0
             if len(frontier) > 1:
-                hub = int(np.argmax(lengths))
+                hub = int(lengths.argmax())
                 rest = np.ones(len(frontier), dtype=bool)
                 rest[hub] = False
-                rows = _gather(values, starts[rest], stops[rest])
-                h, t = self.head[rows], self.tail[rows]
-                both = in_frontier[h]
-                both &= in_frontier[t]
-                h, t = h[both], t[both]
-                apart = h != t
-                hub_id = frontier[hub]
-                with_hub = apart & ((h == hub_id) | (t == hub_id))
-                joining = (int(np.count_nonzero(apart)) + int(np.count_nonzero(with_hub))) // 2
+                near = _gather(values, starts[rest], stops[rest])
+                owner = frontier[rest].repeat(lengths[rest])
+                apart = in_frontier[near]
+                apart &= near != owner
+                joining = (int(np.count_nonzero(apart)) + int(np.count_nonzero(near == frontier[hub]))) // 2
             touched = int(np.count_nonzero(in_frontier[self.head[seen]] | in_frontier[self.tail[seen]])) if len(seen) else 0
         finally:
             in_frontier[frontier] = False
@@ -288,7 +295,7 @@ class BFS:
                 if not self.per_node and not self.unique and len(cand) < cap:
                     eligible.append(len(cand))  # under the cap: the hop took every eligible row
                 else:
-                    eligible.append(self._count_eligible(frontier, values, starts, stops, seen))
+                    eligible.append(self._count_eligible(frontier, year, seen))
             if len(cand) == 0:
                 # empty hop: nothing new, and no frontier for later hops
                 sizes.extend([0] * (self.hops - h - 1))
@@ -365,7 +372,25 @@ class BFS:
         """
         if anchor is None:
             return _EMPTY
-        frontiers = [f for f, _rows in self._levels(anchor, t_query, temporal_filter, gather_last=False, hops=hops)]
+        # the hops of _levels without their rows: each frontier from the last one's neighbours
+        depth = self.hops if hops is None else int(hops)
+        on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
+        year = whole_year(t_query) if on else None
+        visited = np.zeros(self.n_entities, dtype=bool)
+        frontier = np.atleast_1d(np.asarray(anchor, dtype=np.int64))
+        visited[frontier] = True
+        frontiers = [frontier] if depth >= 1 else []
+        for _ in range(depth - 1):
+            values, starts, stops = self._ranges(frontier, year, on, ends=True)
+            near = _gather(values, starts, stops)
+            if not len(near):
+                break
+            near = sorted_unique(near)
+            frontier = near[~visited[near]]
+            if not len(frontier):
+                break
+            visited[frontier] = True
+            frontiers.append(frontier)
         return np.sort(np.concatenate(frontiers))
 
     def meets(self, nodes: np.ndarray, t_query: float, steps: int, targets: np.ndarray,
@@ -375,32 +400,39 @@ class BFS:
         With :meth:`reach` it tells whether an entity is within a distance of
         the anchor without expanding the anchor's whole ball: ``e`` is within
         ``a + b`` steps of the anchor exactly when ``meets([e], b, reach at
-        depth a + 1)`` (SPEC §7's ``too_deep``). Each step's rows are tested
-        as they are gathered; only a step that still has to go on is sorted.
+        depth a + 1)`` (SPEC §7's ``too_deep``). Each step reads its nodes'
+        neighbours (the other ends of their rows that pass the filter) and tests
+        them as they are read; only a step that still has to go on is sorted.
+        A node of a step was tested when it was reached, so only its
+        neighbours need be.
         """
         frontier = sorted_unique(np.asarray(nodes, dtype=np.int64))
         if not len(frontier) or not len(targets):
             return False
-        if in_sorted(frontier, targets).any():
-            return True
         on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
         year = whole_year(t_query) if on else None
-        visited = np.zeros(self.n_entities, dtype=bool)
-        visited[frontier] = True
-        for step in range(steps):
-            values, starts, stops = self._ranges(frontier, year, on)
-            rows = _gather(values, starts, stops)
-            heads, tails = self.head[rows], self.tail[rows]
-            if in_sorted(heads, targets).any() or in_sorted(tails, targets).any():
+        is_target = self._scratch.get()
+        is_target[targets] = True
+        try:
+            if is_target[frontier].any():
                 return True
-            if step == steps - 1 or not len(rows):
-                return False
-            ends = sorted_unique(np.concatenate((heads, tails)))
-            frontier = ends[~visited[ends]]
-            if not len(frontier):
-                return False
+            visited = np.zeros(self.n_entities, dtype=bool)
             visited[frontier] = True
-        return False
+            for step in range(steps):
+                values, starts, stops = self._ranges(frontier, year, on, ends=True)
+                near = _gather(values, starts, stops)
+                if is_target[near].any():
+                    return True
+                if step == steps - 1 or not len(near):
+                    return False
+                near = sorted_unique(near)
+                frontier = near[~visited[near]]
+                if not len(frontier):
+                    return False
+                visited[frontier] = True
+            return False
+        finally:
+            is_target[targets] = False
 
     def expand_uncapped(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None) -> Expansion:
         """SPEC §2.4's BFS with every cap removed, with the configured or a given filter (SPEC §7).
@@ -423,7 +455,9 @@ class BFS:
 
 
 def _gather(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """``concatenate(values[starts[i]:stops[i]])`` without a Python loop over slices."""
+    """``concatenate(values[starts[i]:stops[i]])`` without a Python loop over slices (read-only)."""
+    if len(starts) == 1:
+        return values[int(starts[0]) : int(stops[0])]  # one node: its slice as it is
     lengths = stops - starts
     total = int(lengths.sum())
     if total == 0:

@@ -80,6 +80,23 @@ class Incidence:
         year_keys.setflags(write=False)
         return cls(indptr, rows, year_rows, year_keys, min_year, span)
 
+    def other_ends(self, head: np.ndarray, tail: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per position of ``rows`` and of ``year_rows``: the other endpoint of that row (the entity itself for a
+        self-loop), for the KG's ``head`` and ``tail`` this index was built from.
+
+        A walk over the graph reads an entity's neighbours as one slice instead
+        of gathering its rows and then their heads and tails. Made on first use
+        and kept with the index.
+        """
+        made = self.__dict__.get("_other_ends")
+        if made is None:
+            owner = np.repeat(np.arange(self.n_entities, dtype=np.int64), np.diff(self.indptr))
+            made = tuple(head[rows] + tail[rows] - owner for rows in (self.rows, self.year_rows))
+            for arr in made:
+                arr.setflags(write=False)
+            self.__dict__["_other_ends"] = made
+        return made  # type: ignore[return-value]
+
     @property
     def n_entities(self) -> int:
         """Number of entities indexed."""

@@ -188,7 +188,7 @@ class Retriever:
         if not len(rows):
             return [], []
         terms = self.index.bm25.query_terms(query_text(question, self.config.query_includes_t_query))
-        return self.ranker.items(self.ranker.rank(terms, rows))
+        return self.ranker.rank_items(terms, rows)
 
     def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False) -> tuple[dict[str, Any], RetrievalStats]:
         """The run record of ``question`` (SPEC §6.1) and its bookkeeping (with its pool's summary when ``keep_pool``)."""

@@ -96,19 +96,21 @@ class Ranker:
         """Rendered evidence line of KG row ``row``."""
         return self._line(int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row]))
 
-    def rank(self, query_terms: Any, rows: np.ndarray) -> Ranked:
-        """Rank candidate ``rows`` (pool order) for the query terms."""
+    def _ordered(self, query_terms: Any, rows: np.ndarray) -> tuple[list[tuple], np.ndarray]:
+        """The candidates that can be returned or tie at the cut-off, in rank order, and every candidate's score.
+
+        Each is ``(position, row, line, score, head, relation, tail, year)``
+        (plain Python values); the first ``k`` are returned, the rest are the
+        cut-off ties.
+        """
         n = len(rows)
-        if n == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return Ranked(empty, empty, np.zeros(0), {}, {})
         bm25 = self.bm25
         terms = bm25.query_terms(query_terms) if isinstance(query_terms, str) else np.asarray(query_terms, dtype=np.int64)
         scores = bm25.score_groups(terms.reshape(-1), bm25.doc_group[rows])
         k = self.k
         if n > k:
             threshold = np.partition(scores, n - k)[n - k]  # the k-th largest score
-            pos = np.flatnonzero(scores >= threshold)
+            pos = (scores >= threshold).nonzero()[0]
             sel = rows[pos]
             pos_list = pos.tolist()
             sel_scores = scores[pos].tolist()
@@ -124,31 +126,47 @@ class Ranker:
             lines = [f"{el[h]} | {rl[r]} | {el[t]} | {y}" for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
         else:
             lines = [self._line(h, r, t, y) for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
-        rows_list = sel.tolist()
-        info = {p: (row, h, r, t, y, sc, line) for p, row, h, r, t, y, sc, line in
-                zip(pos_list, rows_list, heads, rels, tails, years, sel_scores, lines, strict=True)}
         # stable sorts from the last key to the first (pool position is the base order)
-        cand = list(zip(pos_list, rows_list, lines, sel_scores, strict=True))
+        cand = list(zip(pos_list, sel.tolist(), lines, sel_scores, heads, rels, tails, years, strict=True))
         if self.by_edge_id:
             cand.sort(key=itemgetter(1))
         if self.reverse_lex:
             cand.sort(key=itemgetter(2), reverse=True)
         cand.sort(key=itemgetter(3), reverse=True)
+        return cand, scores
+
+    def rank(self, query_terms: Any, rows: np.ndarray) -> Ranked:
+        """Rank candidate ``rows`` (pool order) for the query terms."""
+        if len(rows) == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return Ranked(empty, empty, np.zeros(0), {}, {})
+        cand, scores = self._ordered(query_terms, rows)
         ranked = [c[0] for c in cand]
+        k = self.k
         return Ranked(np.asarray(ranked[:k], dtype=np.int64), np.asarray(ranked[k:], dtype=np.int64), scores,
-                      dict(zip(pos_list, lines, strict=True)), info)
+                      {c[0]: c[2] for c in cand}, {p: (row, h, r, t, y, sc, line) for p, row, line, sc, h, r, t, y in cand})
 
     def items(self, ranked: Ranked) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Evidence items and ``cutoff_ties`` items (SPEC §6.1) of a ranking (the dicts of :meth:`_item`, inlined)."""
+        """Evidence items and ``cutoff_ties`` items (SPEC §6.1) of a ranking."""
         info = ranked.info
+        return (self._items(map(info.__getitem__, ranked.order.tolist())),
+                self._items(map(info.__getitem__, ranked.ties.tolist())))
+
+    def rank_items(self, query_terms: Any, rows: np.ndarray) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``items(rank(query_terms, rows))`` without the intermediate :class:`Ranked`."""
+        if len(rows) == 0:
+            return [], []
+        cand, _ = self._ordered(query_terms, rows)
+        k = self.k
+        return (self._items((row, h, r, t, y, sc, line) for _p, row, line, sc, h, r, t, y in cand[:k]),
+                self._items((row, h, r, t, y, sc, line) for _p, row, line, sc, h, r, t, y in cand[k:]))
+
+    def _items(self, infos: Any) -> list[dict[str, Any]]:
+        """The dicts of :meth:`_item` for ``(row, head, relation, tail, year, score, line)`` tuples, inlined."""
         el, rl, eid, rid = self.entity_labels, self.relation_labels, self.entity_ids, self.relation_ids
-
-        def make(positions: list[int]) -> list[dict[str, Any]]:
-            return [{"s": el[h], "r": rl[r], "o": el[t], "s_id": eid[h], "r_id": rid[r], "o_id": eid[t],
-                     "t_start": y, "t_end": y, "score": score, "line": line}
-                    for _row, h, r, t, y, score, line in map(info.__getitem__, positions)]
-
-        return make(ranked.order.tolist()), make(ranked.ties.tolist())
+        return [{"s": el[h], "r": rl[r], "o": el[t], "s_id": eid[h], "r_id": rid[r], "o_id": eid[t],
+                 "t_start": y, "t_end": y, "score": score, "line": line}
+                for _row, h, r, t, y, score, line in infos]
 
     def _item(self, row: int, h: int, r: int, t: int, y: int, score: float, line: str) -> dict[str, Any]:
         return {

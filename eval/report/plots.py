@@ -209,8 +209,12 @@ def plot_by_slice(scores: Mapping[str, Mapping[str, Any]], field: str, path: Pat
     return True
 
 
+#: The two configurations the filtered vs stale-blind plot compares.
+FILTERED_VS_BLIND = ("oracle", "stale_blind")
+
+
 def plot_filtered_vs_blind(scores: Mapping[str, Mapping[str, Any]], path: Path,
-                           filtered: str = "oracle", blind: str = "stale_blind") -> bool:
+                           filtered: str = FILTERED_VS_BLIND[0], blind: str = FILTERED_VS_BLIND[1]) -> bool:
     """CCR per operator and stale hit rates, filtered vs stale-blind; False without both runs."""
     if filtered not in scores or blind not in scores:
         return False
@@ -344,6 +348,8 @@ def plot_attribution(attribution: Mapping[str, Mapping[str, Any]], path: Path, f
 
 #: The plots drawn from the scores alone (the attribution plot also needs SPEC §7's summaries).
 SCORE_PLOTS = ("by_complexity", "by_operator", "filtered_vs_stale_blind", "ties")
+#: The score plots that need only some configurations' scores (and no intervals): plot -> those configurations.
+PARTIAL_PLOTS = {"filtered_vs_stale_blind": FILTERED_VS_BLIND}
 
 
 def write_plots(scores: Mapping[str, Mapping[str, Any]], plots_dir: Path,

@@ -19,7 +19,8 @@ The pipeline (:func:`reproduce`), each stage data in and data out::
            -> the run file and its metadata written here (retriever.finish_run)
            -> its score made in a worker (tasks.score_run), while the next run goes on
            -> its loss attribution and browser rows merged by a thread of this process
-      -> the audit in a worker (tasks.audit), the plots in the drawing process
+      -> the audit in a worker (tasks.audit), the plots in the drawing process (a plot that needs only
+         some runs' scores, filtered vs stale-blind, as soon as those are scored: draw_when_scored)
       -> the diff against baselines/ and SPEC §8's measures (eval.report.reproducibility)
       -> report.md and report.html
 
@@ -43,7 +44,7 @@ from eval.bootstrap import N_BOOT
 from eval.explain import STAGES, attribution_json, summarize
 from eval.report.html import BrowserBlob, browser_json, write_html
 from eval.report.markdown import ReportInputs, write_report
-from eval.report.plots import import_pyplot_now
+from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
 from retriever import RunOptions, RunSetup, Shard, finish_run, load_config
 from tempbench.reproduce.baselines import diff_baselines, runs_on_disk
@@ -148,6 +149,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     scored: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]] = {}
     finished: dict[str, Future[dict[str, Any]]] = {}
     kept: dict[str, Any] = {}  # the runs' records, when everything runs in this process
+    early: dict[str, Future[Future[dict[str, Path]]]] = {}  # plots drawn while later runs go on
     for name in inputs.names:
         t0 = time.perf_counter()
         info(f"running {name} on the {split} split")
@@ -157,6 +159,9 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
                                      [r for shard in shards for r in shard.records or ()])
         scored[name] = pool.submit(score_run, name, [shard.table for shard in shards], kept.get(name))
         finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
+        for plot, needs in PARTIAL_PLOTS.items():
+            if not drawer.in_process and plot not in early and all(n in scored for n in needs):
+                early[plot] = finisher.submit(draw_when_scored, drawer, out, plot, {n: scored[n] for n in needs})
         timings[f"run {name}"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -164,7 +169,8 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     attribution_plot = drawer.submit(draw_attribution, out, attribution)
     results = {name: scored[name].result() for name in inputs.names}
     scores = {name: results[name][0] for name in inputs.names}
-    score_plots = drawer.submit(draw_scores, out, scores, {name: results[name][1] for name in inputs.names})
+    score_plots = drawer.submit(draw_scores, out, scores, {name: results[name][1] for name in inputs.names},
+                                tuple(p for p in SCORE_PLOTS if p not in early))
     audited = pool.submit(audit, scores, kept)
     timings["runs finished"] = time.perf_counter() - t0
     blob_json = browser_json(blob.finish())
@@ -181,6 +187,8 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
                                        inputs.questions, out, split, workers, provenance.to_json())
         timings["diff and reproducibility"] = time.perf_counter() - t0
     plots = {**attribution_plot.result(), **score_plots.result()}
+    for drawn in early.values():
+        plots.update(drawn.result().result())
     t0 = time.perf_counter()
     report = write_report(out, ReportInputs(scores, audit_rows, diffs, description, attribution, plots, repro,
                                             provenance.to_json()))
@@ -202,6 +210,16 @@ def run_configuration(inputs: JobInputs, name: str, pool: WorkerPool[JobInputs],
     finish_run(inputs.out / "runs" / f"{name}.jsonl", load_config(name), inputs.data, inputs.index, inputs.split,
                [shard.text for shard in done], [shard.stats for shard in done], setup)
     return done
+
+
+def draw_when_scored(drawer: WorkerPool[None], out: Path, plot: str,
+                     scored: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]]) -> Future[dict[str, Path]]:
+    """Once the runs ``scored`` are, start drawing ``plot`` from their scores alone; the drawing's future.
+
+    Run by the finishing thread: the plot is drawn while the later runs go on,
+    not after the last one.
+    """
+    return drawer.submit(draw_scores, out, {name: future.result()[0] for name, future in scored.items()}, {}, (plot,))
 
 
 def finish_attribution(inputs: JobInputs, name: str, shards: list[ShardResult], blob: BrowserBlob) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
         ev = evaluate(run, inputs.questions, inputs.flags, split=inputs.scored_split)
     score = to_json(ev, n_boot=inputs.n_boot)
     write_json(inputs.out / "scores" / f"{name}.json", {**score, "provenance": inputs.provenance.to_json()})
-    return score, slice_intervals(ev, n_boot=inputs.n_boot)
+    return score, slice_intervals(ev, n_boot=inputs.n_boot, memo=inputs.boot_counts)
 
 
 def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -112,6 +112,7 @@ def draw_attribution(_: Any, out: Path, attribution: Mapping[str, Any]) -> dict[
     return write_plots({}, out / "plots", attribution=attribution, only=("attribution",))
 
 
-def draw_scores(_: Any, out: Path, scores: Mapping[str, Any], intervals: Mapping[str, Any]) -> dict[str, Path]:
-    """The score plots (by slice, ties)."""
-    return write_plots(scores, out / "plots", only=SCORE_PLOTS, intervals=intervals)
+def draw_scores(_: Any, out: Path, scores: Mapping[str, Any], intervals: Mapping[str, Any],
+                only: Sequence[str] = SCORE_PLOTS) -> dict[str, Path]:
+    """The score plots (by slice, filtered vs stale-blind, ties), or ``only`` these."""
+    return write_plots(scores, out / "plots", only=only, intervals=intervals)

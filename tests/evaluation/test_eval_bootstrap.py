@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from eval.bootstrap import RatioMetric, bootstrap_ci, count_matrix, mean_metric, paired_test
+from eval.bootstrap import RatioMetric, bootstrap_ci, count_matrix, kept_counts, mean_metric, paired_test
 
 
 def test_count_matrix_is_deterministic_and_complete():
@@ -46,3 +48,14 @@ def test_paired_test():
     assert better["m"]["p"] == pytest.approx(1 / 201) and better["m"]["ci"][0] > 0.15
     noise = paired_test({"m": mean_metric(rng.random(200))}, {"m": mean_metric(rng.random(200))}, n_boot=200, n_perm=500)
     assert noise["m"]["p"] > 0.01
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=st.lists(st.integers(0, 400), min_size=1, max_size=5), n_boot=st.integers(1, 30), seed=st.integers(0, 3))
+def test_kept_counts_are_the_count_matrices(sizes, n_boot, seed):
+    memo: dict = {}
+    for n in sizes + sizes:  # each size asked again: the second answer is read from the memo
+        want = count_matrix(n, n_boot, seed)
+        for got in (kept_counts(memo, n, n_boot, seed), kept_counts(None, n, n_boot, seed)):
+            assert got.dtype == np.float64 and got.shape == want.shape and np.array_equal(got, want)
+    assert set(memo) == {(n, n_boot, seed) for n in sizes}

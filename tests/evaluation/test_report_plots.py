@@ -88,6 +88,9 @@ def test_slice_intervals_are_the_projects_bootstrap_of_each_slice(oracle_evaluat
     ev = oracle_evaluation
     got = slice_intervals(ev, n_boot=200, seed=0)
     assert got == slice_intervals(ev, n_boot=200, seed=0)  # fixed seed: the same every time
+    memo: dict = {}
+    assert got == slice_intervals(ev, n_boot=200, seed=0, memo=memo) == slice_intervals(ev, n_boot=200, seed=0, memo=memo)
+    assert memo  # the count matrices were kept
     agg = aggregate(ev.rows)
     for field in ("complexity", "operator"):
         assert set(got[field]) == {str(v) for v in agg[f"by_{field}"]}

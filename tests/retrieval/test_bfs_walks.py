@@ -1,0 +1,100 @@
+"""Property tests: the BFS's walks without caps (``reach``, ``meets``, SPEC §7's counterfactual pools) against
+plain breadth-first distances over the rows that pass the filter, on random tiny KGs."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference.tiny import make_index
+
+from retriever.bfs import BFS
+
+rows_strategy = st.lists(
+    st.tuples(st.integers(0, 9), st.integers(0, 1), st.integers(0, 9), st.integers(2000, 2002)), min_size=1, max_size=40
+)
+
+
+def _distances(index, sources, t_query, on):
+    """Breadth-first distance of every entity from any of ``sources`` over the rows passing the filter."""
+    kg = index.kg
+    near: dict[int, set[int]] = {}
+    for r in range(kg.n_rows):
+        if on and float(kg.year[r]) != t_query:
+            continue
+        h, t = int(kg.head[r]), int(kg.tail[r])
+        near.setdefault(h, set()).add(t)
+        near.setdefault(t, set()).add(h)
+    dist = dict.fromkeys(sources, 0)
+    todo = deque(sources)
+    while todo:
+        e = todo.popleft()
+        for n in sorted(near.get(e, ())):
+            if n not in dist:
+                dist[n] = dist[e] + 1
+                todo.append(n)
+    return dist
+
+
+def _bfs(rows):
+    index = make_index([(f"E{s}", f"P{r}", f"E{o}", y) for s, r, o, y in rows], {})
+    return index, BFS(index.kg, index.incidence, hops=2, caps=(1, 1), temporal_filter=True)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=rows_strategy, anchor=st.integers(0, 9), hops=st.integers(1, 4), on=st.booleans(),
+       t_query=st.sampled_from([2000.0, 2001.0, 2002.0, 2001.5]))
+def test_reach_is_the_ball_below_the_depth(rows, anchor, hops, on, t_query):
+    index, bfs = _bfs(rows)
+    a = index.kg.entity_index.get(f"E{anchor}")
+    if a is None:
+        return
+    dist = _distances(index, [a], t_query, on)
+    assert bfs.reach(a, t_query, temporal_filter=on, hops=hops).tolist() == sorted(e for e, d in dist.items() if d < hops)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=rows_strategy, nodes=st.lists(st.integers(0, 9), min_size=1, max_size=3),
+       targets=st.lists(st.integers(0, 9), max_size=4), steps=st.integers(1, 3), on=st.booleans(),
+       t_query=st.sampled_from([2000.0, 2001.0, 2001.5]))
+def test_meets_is_a_distance_test(rows, nodes, targets, steps, on, t_query):
+    index, bfs = _bfs(rows)
+    ids = index.kg.entity_index
+    sources = sorted({ids[f"E{n}"] for n in nodes if f"E{n}" in ids})
+    wanted = np.array(sorted({ids[f"E{n}"] for n in targets if f"E{n}" in ids}), dtype=np.int64)
+    dist = _distances(index, sources, t_query, on)
+    expected = any(dist.get(int(t), steps + 1) <= steps for t in wanted.tolist())
+    got = bfs.meets(np.array(sources, dtype=np.int64), t_query, steps, wanted, temporal_filter=on)
+    assert got == expected
+    # the scratch marks are cleared: a second call with no targets meets nothing
+    assert not bfs.meets(np.array(sources, dtype=np.int64), t_query, steps, wanted[:0], temporal_filter=on)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 1), st.integers(0, 5), st.integers(2000, 2001)),
+                     min_size=1, max_size=40),
+       anchor=st.integers(0, 5), hops=st.integers(1, 3), caps=st.lists(st.integers(0, 6), min_size=3, max_size=3),
+       on=st.booleans(), per_node=st.booleans(), unique=st.booleans(), t_query=st.sampled_from([2000.0, 2001.0]))
+def test_eligible_rows_are_counted_exactly(rows, anchor, hops, caps, on, per_node, unique, t_query):
+    index = make_index([(f"E{s}", f"P{r}", f"E{o}", y) for s, r, o, y in rows], {})
+    kg = index.kg
+    a = kg.entity_index.get(f"E{anchor}")
+    if a is None:
+        return
+    bfs = BFS(kg, index.incidence, hops=hops, caps=caps, temporal_filter=on,
+              cap_scope="per_node" if per_node else "per_hop", cap_counts="unique_triples" if unique else "rows")
+    exp = bfs.expand(a, t_query, count_eligible=True)
+    assert exp.pool.tolist() == bfs.expand(a, t_query).pool.tolist()
+    # replay the hops: eligible = unseen rows incident to the frontier that pass the filter
+    frontier, visited, seen, start = {a}, {a}, set(), 0
+    for h, taken in enumerate(exp.hop_sizes):
+        listed = {r for r in range(kg.n_rows) if (int(kg.head[r]) in frontier or int(kg.tail[r]) in frontier)
+                  and (not on or float(kg.year[r]) == t_query) and r not in seen}
+        assert exp.eligible[h] == len(listed)
+        cand = exp.pool[start:start + taken].tolist()
+        start += taken
+        seen |= set(cand)
+        frontier = {int(e) for r in cand for e in (kg.head[r], kg.tail[r])} - visited
+        visited |= frontier
