@@ -108,8 +108,9 @@ class Checkout:
 
     def cache_flag(self, command: str) -> str:
         """The index-cache option of ``command`` in this version (the first release's ``index`` called it ``--cache``)."""
-        help_text = subprocess.run([*self.cli(), command, "--help"], env=self.env(), capture_output=True, text=True,
-                                   check=True).stdout
+        # run in the version's own folder: ``python -m`` puts the working folder first on the path
+        help_text = subprocess.run([*self.cli(), command, "--help"], cwd=self.folder, env=self.env(),
+                                   capture_output=True, text=True, check=True).stdout
         return "--cache-dir" if "--cache-dir" in help_text else "--cache"
 
 
