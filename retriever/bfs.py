@@ -313,6 +313,17 @@ class BFS:
         pool = np.concatenate(parts) if parts else _EMPTY
         return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(eligible))
 
+    def _walk_start(self, anchor: int | np.ndarray, t_query: float, temporal_filter: bool | None,
+                    hops: int | None) -> tuple[int, bool, int | None, np.ndarray, np.ndarray]:
+        """A walk's depth, filter, query year, visited mask and first frontier (the anchor entities)."""
+        depth = self.hops if hops is None else int(hops)
+        on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
+        year = whole_year(t_query) if on else None
+        visited = np.zeros(self.n_entities, dtype=bool)
+        frontier = np.atleast_1d(np.asarray(anchor, dtype=np.int64))
+        visited[frontier] = True
+        return depth, on, year, visited, frontier
+
     def _levels(self, anchor: int | np.ndarray, t_query: float, temporal_filter: bool | None, gather_last: bool,
                 hops: int | None = None):
         """The hops of the BFS from ``anchor`` without caps: yields ``(frontier, rows)`` per hop.
@@ -326,12 +337,7 @@ class BFS:
         nothing new is reached. ``hops``: the depth (default: the configured one).
         ``anchor`` may be several entities (sorted, distinct): a search from all of them.
         """
-        depth = self.hops if hops is None else int(hops)
-        on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
-        year = whole_year(t_query) if on else None
-        visited = np.zeros(self.n_entities, dtype=bool)
-        frontier = np.atleast_1d(np.asarray(anchor, dtype=np.int64))
-        visited[frontier] = True
+        depth, on, year, visited, frontier = self._walk_start(anchor, t_query, temporal_filter, hops)
         for h in range(depth):
             last = h == depth - 1
             if last and not gather_last:
@@ -373,12 +379,7 @@ class BFS:
         if anchor is None:
             return _EMPTY
         # the hops of _levels without their rows: each frontier from the last one's neighbours
-        depth = self.hops if hops is None else int(hops)
-        on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
-        year = whole_year(t_query) if on else None
-        visited = np.zeros(self.n_entities, dtype=bool)
-        frontier = np.atleast_1d(np.asarray(anchor, dtype=np.int64))
-        visited[frontier] = True
+        depth, on, year, visited, frontier = self._walk_start(anchor, t_query, temporal_filter, hops)
         frontiers = [frontier] if depth >= 1 else []
         for _ in range(depth - 1):
             values, starts, stops = self._ranges(frontier, year, on, ends=True)
