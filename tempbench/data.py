@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tempbench.sample import generate_sample
 from tempbench_core.layout import DEFAULT_SCALE, DEFAULT_SEED, MANIFEST, DataPaths, default_sample_dir, find_inputs
 from tempbench_core.provenance import Provenance, absolute, data_options, make_provenance, render_command
 
@@ -20,6 +19,8 @@ def ensure_default_sample(scale: str = DEFAULT_SCALE, seed: int = DEFAULT_SEED) 
     """Return the default sample directory, generating it on first use."""
     out = default_sample_dir(scale, seed)
     if not (out / MANIFEST).exists():
+        # the generator's modules are imported only by a command that generates (not at every start-up)
+        from tempbench.sample import generate_sample
         generate_sample(out, scale=scale, seed=seed)
     return out
 

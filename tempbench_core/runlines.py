@@ -25,11 +25,14 @@ from typing import Any
 import orjson
 
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import has_long_int, read_input_bytes, require_file
+from tempbench_core.jsonl import has_long_int, read_input_lines, require_file
 
 
 def run_lines(path: str | Path) -> list[bytes] | None:
     """The lines of a run file as raw bytes (a ``.gz`` file decompressed), or ``None`` when read_run must read it.
+
+    A line keeps its ``b"\\n"`` (what orjson skips as whitespace; a blank line is ``b"\\n"``, which
+    :func:`parse_line` leaves to read_run as it did ``b""``).
 
     ``None`` for what this fast path leaves to read_run: a UTF-8 BOM, or no line
     at all (a damaged gzip stream: read_run reports it). A missing file raises as
@@ -37,14 +40,11 @@ def run_lines(path: str | Path) -> list[bytes] | None:
     """
     path = require_file(path, "run file")
     try:
-        data = read_input_bytes(path)
+        lines = read_input_lines(path)
     except InputError:
         return None  # read_run reports it with its own words
-    if not data or data.startswith(b"\xef\xbb\xbf"):
+    if not lines or lines[0].startswith(b"\xef\xbb\xbf"):
         return None
-    lines = data.split(b"\n")
-    if not lines[-1]:
-        lines.pop()
     return lines
 
 

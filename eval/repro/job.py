@@ -37,6 +37,7 @@ from eval.repro.compare import OrderFigures, ScoredRun, compare_runs, order_figu
 from eval.repro.distinct import Reader, file_source, group_codes, mapping_source, score_group, values_of
 from eval.repro.doclists import DocLists, one_space, run_space
 from eval.repro.options import DEFAULT_BASELINE, ReproOptions
+from eval.repro.ttest import load_distribution
 from eval.repro.values import RunValues, run_values
 from eval.scoring import select, where_in
 from eval.trec import run_documents
@@ -206,6 +207,7 @@ def _prepare_all(job: _Job, names: list[str], workers: int) -> dict[tuple[str, s
     groups.sort(key=lambda g: -sum(_size(job.runs[slot]) for slot in g))
     with WorkerPool(job, min(workers, len(groups))) as pool:
         done = [pool.submit(_group_task, group) for group in groups]
+        load_distribution()  # the comparison's slow import, made while the workers read the runs
         results = {slot: r for group, future in zip(groups, done, strict=True)
                    for slot, r in zip(group, future.result(), strict=True)}
     slots = [(side, name) for side in ("original", "reproduced") for name in names]

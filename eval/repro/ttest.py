@@ -19,11 +19,25 @@ infinite and ``p = 0``), the usual limits hold; undefined is ``None``.
 from __future__ import annotations
 
 import math
+from functools import cache
+from typing import Any
 
 import numpy as np
-from scipy.special import stdtr
 
 from eval.repro.rmse import paired
+
+
+@cache
+def _stdtr() -> Any:
+    # scipy.special takes about a quarter of a second to import: not at start-up, but when first
+    # needed or earlier by load_distribution (tempbench repro: while the workers read the runs)
+    from scipy.special import stdtr
+    return stdtr
+
+
+def load_distribution() -> None:
+    """Import Student's t distribution now (scipy.special), e.g. while other processes do the long work."""
+    _stdtr()
 
 
 def ttest_kernel(orig: np.ndarray, rep: np.ndarray) -> float | None:
@@ -40,7 +54,7 @@ def ttest_kernel(orig: np.ndarray, rep: np.ndarray) -> float | None:
     if var == 0.0:
         return 0.0 if mean != 0.0 else 1.0
     t = mean / math.sqrt(var / n)
-    return float(2.0 * stdtr(n - 1, -abs(t)))
+    return float(2.0 * _stdtr()(n - 1, -abs(t)))
 
 
 def p_value(orig: np.ndarray, rep: np.ndarray) -> float | None:
