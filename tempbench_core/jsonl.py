@@ -12,7 +12,7 @@ import gzip
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -67,13 +67,18 @@ def gzip_problem(exc: BaseException) -> str:
     return f"corrupt gzip stream ({exc})"
 
 
-def read_input_bytes(path: str | Path) -> bytes:
-    """The whole (decompressed) content of an input file."""
+def _read_input(path: str | Path, read: Callable[[IO[bytes]], Any]) -> Any:
+    """``read(handle)`` on the opened input; a gzip failure is an :class:`InputError` naming the file."""
     try:
         with open_input(path) as handle:
-            return handle.read()
+            return read(handle)
     except GZIP_ERRORS as exc:
         raise InputError(path, None, gzip_problem(exc), "a complete gzip file") from None
+
+
+def read_input_bytes(path: str | Path) -> bytes:
+    """The whole (decompressed) content of an input file."""
+    return _read_input(path, lambda handle: handle.read())
 
 
 def read_input_lines(path: str | Path) -> list[bytes]:
@@ -81,11 +86,7 @@ def read_input_lines(path: str | Path) -> list[bytes]:
 
     One buffered pass: a third cheaper than reading the whole content and splitting it (no second copy).
     """
-    try:
-        with open_input(path) as handle:
-            return handle.readlines()
-    except GZIP_ERRORS as exc:
-        raise InputError(path, None, gzip_problem(exc), "a complete gzip file") from None
+    return _read_input(path, lambda handle: handle.readlines())
 
 
 def physical_lines(path: Path) -> Iterator[tuple[int, str]]:
