@@ -22,6 +22,7 @@ from retriever.bfs import BFS, Expansion, PoolSummary
 from retriever.config import RetrieverConfig
 from retriever.ranking import Ranker
 from tempbench_core.errors import InputError
+from tempbench_core.memo import kept_for
 from tempbench_core.schema import whole_year
 
 
@@ -61,6 +62,9 @@ class RetrievalStats:
 #: (SPEC §2.5, and the query of §2.2): variants differing only in these share pools.
 RANKING_KEYS = frozenset({"k", "line_template", "tie_break", "homonym_order", "query_includes_t_query"})
 _NOT_RETRIEVAL = frozenset({"name", "description"})
+#: Configuration keys that only decide the anchor (SPEC §2.3): from a given anchor, variants differing
+#: only in these retrieve the same evidence.
+ANCHOR_KEYS = frozenset({"anchor", "linker_match", "linker_min_length", "oracle_label_ties"})
 
 
 def pool_key(config: RetrieverConfig) -> tuple:
@@ -73,6 +77,16 @@ def pool_key(config: RetrieverConfig) -> tuple:
     """
     items = config.to_dict().items()
     return tuple((key, repr(value)) for key, value in items if key not in RANKING_KEYS | _NOT_RETRIEVAL)
+
+
+def from_anchor_key(config: RetrieverConfig) -> tuple:
+    """Hashable key of what decides a question's pool and ranked evidence once its anchor is given.
+
+    Every key except :data:`ANCHOR_KEYS` (and the name and description), so
+    that, as in :func:`pool_key`, an unknown new key splits rather than shares.
+    """
+    items = config.to_dict().items()
+    return tuple((key, repr(value)) for key, value in items if key not in ANCHOR_KEYS | _NOT_RETRIEVAL)
 
 
 def query_text(question: dict[str, Any], include_t_query: bool) -> str:
@@ -103,6 +117,7 @@ class Retriever:
     def __init__(self, index, config: RetrieverConfig, *, tids=None) -> None:
         self.index = index
         self.config = config
+        self._from_anchor = from_anchor_key(config)
         kg = index.kg
         self.bfs = BFS(kg, index.incidence, hops=config.hops, caps=config.caps, temporal_filter=config.temporal_filter,
                        cap_scope=config.cap_scope, cap_counts=config.cap_counts,
@@ -190,14 +205,27 @@ class Retriever:
         terms = self.index.bm25.query_terms(query_text(question, self.config.query_includes_t_query))
         return self.ranker.rank_items(terms, rows)
 
-    def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False) -> tuple[dict[str, Any], RetrievalStats]:
-        """The run record of ``question`` (SPEC §6.1) and its bookkeeping (with its pool's summary when ``keep_pool``)."""
+    def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False,
+                            shared: dict[Any, Any] | None = None) -> tuple[dict[str, Any], RetrievalStats]:
+        """The run record of ``question`` (SPEC §6.1) and its bookkeeping (with its pool's summary when ``keep_pool``).
+
+        ``shared``: an optional cache, kept by the caller, that retrievers of
+        several configurations over this same index share
+        (:func:`tempbench_core.memo.kept_for`): the question's gold anchor, and
+        its pool and ranking from a given anchor, are made once for all the
+        configurations that agree on them (:func:`from_anchor_key`; the linker
+        often finds the oracle's anchor). The records are the same with or
+        without it.
+        """
         t_query = _t_query(question)
-        gold = self.oracle(question)
+        qid = question.get("id")
+        gold = kept_for(shared, ("gold anchor", qid, self.config.oracle_label_ties), question,
+                        lambda: self.oracle(question))
         anchor = gold if self.linker is None else self.linker(question)
-        expansion = self.bfs.expand(anchor.index, t_query, count_eligible=keep_pool)
+        expansion, evidence, ties = kept_for(
+            shared, ("retrieved", qid, anchor.index, self._from_anchor, keep_pool), question,
+            lambda: self._retrieve_from(question, anchor.index, t_query, keep_pool))
         rows = expansion.rows
-        evidence, ties = self.rank(question, rows)
         record = {
             "id": question.get("id"),
             "split": question.get("split"),
@@ -210,6 +238,12 @@ class Retriever:
                                oracle_by_label=_gold_subject_by_label(question),
                                pool=PoolSummary.of(expansion) if keep_pool else None)
         return record, stats
+
+    def _retrieve_from(self, question: dict[str, Any], anchor: int | None, t_query: float,
+                       count_eligible: bool) -> tuple[Expansion, list[dict[str, Any]], list[dict[str, Any]]]:
+        """The pool from ``anchor`` and its ranking: ``(expansion, evidence, cutoff_ties)``."""
+        expansion = self.bfs.expand(anchor, t_query, count_eligible=count_eligible)
+        return (expansion, *self.rank(question, expansion.rows))
 
     def retrieve(self, question: dict[str, Any]) -> dict[str, Any]:
         """The run record of one question (SPEC §6.1): anchor, ranked evidence, cut-off ties."""

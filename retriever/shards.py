@@ -67,14 +67,18 @@ class Shard:
 
 
 def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]], lo: int, hi: int,
-                   keep_pools: bool = False) -> Shard:
-    """Retrieve questions ``lo`` to ``hi`` of ``questions`` (with their pools' summaries when ``keep_pools``)."""
+                   keep_pools: bool = False, shared: dict[Any, Any] | None = None) -> Shard:
+    """Retrieve questions ``lo`` to ``hi`` of ``questions`` (with their pools' summaries when ``keep_pools``).
+
+    ``shared``: a cache for the retrievers of several configurations that
+    retrieve the same shard (:meth:`~retriever.pipeline.Retriever.retrieve_with_stats`).
+    """
     lines = []
     records = []
     pools: list[PoolSummary] = []
     stats: dict[str, Any] = {"ids": [], "anchor_hit": [], **dict.fromkeys(COUNTS, 0)}
     for q in questions[lo:hi]:
-        record, st = retriever.retrieve_with_stats(q, keep_pool=keep_pools)  # type: ignore[arg-type]
+        record, st = retriever.retrieve_with_stats(q, keep_pool=keep_pools, shared=shared)  # type: ignore[arg-type]
         if keep_pools:
             pools.append(st.pool)  # type: ignore[arg-type]
         records.append(record)

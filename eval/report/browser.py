@@ -194,8 +194,8 @@ class BrowserBlob:
     Each part's strings enter the shared table in the part's order of first
     use, so the table, and every index into it, is what one pass over the
     configurations in order would make. A configuration can be added as soon
-    as its run is made (``tempbench reproduce`` does so while the next run
-    goes on).
+    as its run is made (``tempbench reproduce`` does so while the runs are
+    scored).
 
     The parts are consumed: their entries are renumbered in place and become
     the blob's (no copy of the browser's million rows is made, nor freed).

@@ -14,10 +14,11 @@ Writes into ``out``::
 The pipeline (:func:`reproduce`), each stage data in and data out::
 
     load (inputs.load_inputs)
+      -> every shard retrieved and explained under every configuration in the workers
+         (tasks.run_shard: one task per shard, so what depends on its questions alone is made once)
       -> for each configuration, in the browser's order:
-           its shards retrieved and explained in the workers (tasks.run_shard)
-           -> the run file and its metadata written here (retriever.finish_run)
-           -> its score made in a worker (tasks.score_run), while the next run goes on
+           the run file and its metadata written here (retriever.finish_run)
+           -> its score made in a worker (tasks.score_run)
            -> its loss attribution and browser rows merged by a thread of this process
       -> the audit in a worker (tasks.audit), the plots in the drawing process (a plot that needs only
          some runs' scores, filtered vs stale-blind, as soon as those are scored: draw_when_scored)
@@ -150,10 +151,11 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     finished: dict[str, Future[dict[str, Any]]] = {}
     kept: dict[str, Any] = {}  # the runs' records, when everything runs in this process
     early: dict[str, Future[Future[dict[str, Path]]]] = {}  # plots drawn while later runs go on
-    for name in inputs.names:
-        t0 = time.perf_counter()
-        info(f"running {name} on the {split} split")
-        shards = run_configuration(inputs, name, pool, workers)
+    t0 = time.perf_counter()
+    info(f"running {', '.join(inputs.names)} on the {split} split")
+    runs = run_configurations(inputs, pool, workers)
+    timings["runs"] = time.perf_counter() - t0
+    for name, shards in runs.items():
         if pool.in_process:
             kept[name] = run_records(out / "runs" / f"{name}.jsonl",
                                      [r for shard in shards for r in shard.records or ()])
@@ -162,7 +164,6 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
         for plot, needs in PARTIAL_PLOTS.items():
             if not drawer.in_process and plot not in early and all(n in scored for n in needs):
                 early[plot] = finisher.submit(draw_when_scored, drawer, out, plot, {n: scored[n] for n in needs})
-        timings[f"run {name}"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     attribution = {name: finished[name].result() for name in inputs.names}
@@ -197,19 +198,27 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     return Reproduction(out, scores, audit_rows, diffs, timings)
 
 
-def run_configuration(inputs: JobInputs, name: str, pool: WorkerPool[JobInputs], workers: int) -> list[ShardResult]:
-    """Retrieve and explain every shard of configuration ``name`` (in the workers) and write its run file here."""
-    t0 = time.perf_counter()
+def run_configurations(inputs: JobInputs, pool: WorkerPool[JobInputs], workers: int) -> dict[str, list[ShardResult]]:
+    """Retrieve and explain every shard under every configuration (in the workers); write the run files here.
+
+    A shard goes through all the configurations in one task
+    (:func:`tasks.run_shard`), so what depends on its questions alone is made
+    once. Each run's ``retrieve_s`` is its share of the wall time: the time its
+    shards took, summed, over the number of workers.
+    """
     bounds = Shard.bounds(len(inputs.chosen), SHARD_SIZE)
-    shards: list[ShardResult | None] = [None] * len(bounds)
-    for i, shard in pool.map_unordered(run_shard, [(name, lo, hi) for lo, hi in bounds]):
-        shards[i] = shard
-    done: list[ShardResult] = shards  # type: ignore[assignment]
-    setup = RunSetup(workers=workers, shard_size=SHARD_SIZE, questions_retrieved=len(inputs.chosen),
-                     timings={"retrieve_s": time.perf_counter() - t0}, provenance=inputs.provenance.to_json())
-    finish_run(inputs.out / "runs" / f"{name}.jsonl", load_config(name), inputs.data, inputs.index, inputs.split,
-               [shard.text for shard in done], [shard.stats for shard in done], setup)
-    return done
+    done: list[list[ShardResult] | None] = [None] * len(bounds)
+    for i, results in pool.map_unordered(run_shard, [(inputs.names, lo, hi) for lo, hi in bounds]):
+        done[i] = results
+    runs: dict[str, list[ShardResult]] = {}
+    for c, name in enumerate(inputs.names):
+        shards = runs[name] = [results[c] for results in done]  # type: ignore[index]
+        seconds = sum(shard.seconds for shard in shards) / min(workers, len(bounds) or 1)
+        setup = RunSetup(workers=workers, shard_size=SHARD_SIZE, questions_retrieved=len(inputs.chosen),
+                         timings={"retrieve_s": seconds}, provenance=inputs.provenance.to_json())
+        finish_run(inputs.out / "runs" / f"{name}.jsonl", load_config(name), inputs.data, inputs.index,
+                   inputs.split, [shard.text for shard in shards], [shard.stats for shard in shards], setup)
+    return runs
 
 
 def draw_when_scored(drawer: WorkerPool[None], out: Path, plot: str,

@@ -8,6 +8,7 @@ own output file.
 from __future__ import annotations
 
 import multiprocessing
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,8 @@ class ShardResult:
     ``text`` and ``stats``: the run file's lines and counts (:class:`retriever.Shard`);
     ``browser``: the shard's part of the question browser, loss attribution
     included; ``table``: its resolved evidence for the scorer; ``records``: the
-    records themselves, only when the task ran in the job's own process.
+    records themselves, only when the task ran in the job's own process;
+    ``seconds``: how long the shard took under this configuration.
     """
 
     lo: int
@@ -44,17 +46,32 @@ class ShardResult:
     browser: dict[str, Any]
     table: TablePart | None
     records: list[dict[str, Any]] | None = None
+    seconds: float = 0.0
 
 
-def run_shard(inputs: JobInputs, name: str, lo: int, hi: int) -> ShardResult:
-    """Retrieve questions ``lo`` to ``hi`` of the split under configuration ``name`` and explain them (SPEC §2, §7).
+def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int) -> list[ShardResult]:
+    """Questions ``lo`` to ``hi`` of the split retrieved and explained under each configuration of ``names``.
+
+    One task takes a shard through every configuration so that what depends on
+    the question alone (``inputs.shared``: its parsed gold, negatives, valid
+    rows, counterfactual reaches) is made once in one process, not once per
+    process that happens to meet the question, and a configuration that finds
+    an earlier one's anchor takes its pool and ranking.
+    """
+    retrieved: dict[Any, Any] = {}  # the shard's pools and rankings, for the configurations that agree on them
+    return [_run_configuration_shard(inputs, name, lo, hi, retrieved) for name in names]
+
+
+def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, retrieved: dict[Any, Any]) -> ShardResult:
+    """One configuration's part of :func:`run_shard` (SPEC §2, §7).
 
     The pools are at hand here, so the loss attribution reads them instead of
     expanding them again, and the scorer's resolution of the evidence is the
     attribution's.
     """
+    t0 = time.perf_counter()
     explainer = inputs.explainer(name)
-    shard = retrieve_shard(explainer.retriever, inputs.chosen, lo, hi, keep_pools=True)
+    shard = retrieve_shard(explainer.retriever, inputs.chosen, lo, hi, keep_pools=True, shared=retrieved)
     in_worker = multiprocessing.parent_process() is not None
     # each question is explained once: nothing of an earlier shard is needed again
     explained = explainer.forget(keep=in_worker)
@@ -68,7 +85,7 @@ def run_shard(inputs: JobInputs, name: str, lo: int, hi: int) -> ShardResult:
     if in_worker:
         inputs.keep((explained, shard))  # freed with the process, not object by object
     return ShardResult(lo, hi, shard.text, shard.stats, part, make_part(table),
-                       None if in_worker else shard.records)
+                       None if in_worker else shard.records, time.perf_counter() - t0)
 
 
 def make_part(table: Any) -> TablePart:

@@ -103,3 +103,29 @@ def test_a_written_run_read_fast_is_what_read_run_reads(data, tmp_path):
     assert fast == read and fast.lines == read.lines and fast.path == read.path
     assert (fast.item_form, fast.id_key, fast.evidence_key) == (read.item_form, read.id_key, read.evidence_key)
     assert json.dumps(list(fast.values())) == json.dumps(list(read.values()))
+
+
+def test_a_shard_shared_by_configurations_is_each_configurations_own(loaded):
+    """One ``shared`` cache across the four configurations (as reproduce's shard task keeps it): every
+    configuration's records, text, counts and pools are those it retrieves alone, and the linker's runs did
+    take pools from the oracle's (the cache is used, not just harmless)."""
+    index, questions = loaded
+    chosen = select_split(questions, "all")
+    shared: dict = {}
+    alone = {}
+    together = {}
+    for name in ("oracle", "stale_blind", "nonoracle", "hop3_k25", "oracle"):
+        cfg = load_config(name)
+        alone[name] = retrieve_shard(Retriever(index, cfg), chosen, 0, len(chosen), keep_pools=True)
+        together[name] = retrieve_shard(Retriever(index, cfg), chosen, 0, len(chosen), keep_pools=True,
+                                        shared=shared)
+    for name, shard in alone.items():
+        mine = together[name]
+        assert mine.text == shard.text and mine.stats == shard.stats and mine.records == shard.records
+        assert [(p.rows.tolist(), p.hop_sizes, p.eligible, p.candidates) for p in mine.pools] == \
+            [(p.rows.tolist(), p.hop_sizes, p.eligible, p.candidates) for p in shard.pools]
+    oracle_anchor = [r["anchor"]["id"] for r in together["oracle"].records]
+    linked = [r["anchor"]["id"] for r in together["nonoracle"].records]
+    same = [i for i, (a, b) in enumerate(zip(oracle_anchor, linked, strict=True)) if a == b and a is not None]
+    assert same and all(together["nonoracle"].records[i]["evidence"] is together["oracle"].records[i]["evidence"]
+                        for i in same)
