@@ -26,8 +26,8 @@ The pipeline (:func:`reproduce`), each stage data in and data out::
       -> report.md and report.html
 
 Two pools of processes do the work (:class:`tempbench_core.workers.WorkerPool`):
-one draws the plots (forked first, it imports matplotlib while the data loads,
-so its import cycles never reach this process); ``workers`` processes, forked
+:data:`DRAWERS` draw the plots, one plot per task (forked first, they import
+matplotlib while the data loads, so its import cycles never reach this process); ``workers`` processes, forked
 once the data is loaded, retrieve and score. With one worker everything runs
 in this process. Every output is byte-identical for any number of workers.
 """
@@ -60,6 +60,10 @@ from tempbench_core.provenance import Provenance, make_provenance
 from tempbench_core.runfile import run_records
 from tempbench_core.schema import DEFAULT_SPLIT
 from tempbench_core.workers import WorkerPool, cpu_count
+
+#: Drawing processes (when there are several workers): the attribution's plot and the score plots are
+#: drawn side by side once the runs are scored, the last thing the job waits for.
+DRAWERS = 2
 
 #: Questions per shard of a run: the retriever's own default (the run files do not depend on it).
 SHARD_SIZE = RunOptions().shard_size
@@ -121,11 +125,12 @@ def reproduce(
     # collecting early. The one library that does (matplotlib, on import) is imported first,
     # in the drawing process, or here when everything runs here.
     with ExitStack() as stack:
-        drawer = stack.enter_context(WorkerPool(None, 1, initializer=import_pyplot_now, fork=workers > 1))
+        drawer = stack.enter_context(WorkerPool(None, min(workers, DRAWERS), initializer=import_pyplot_now,
+                                                fork=workers > 1))
         if drawer.in_process:
             import_pyplot_now()
         else:
-            drawer.submit(_started)  # forks it now, while this process is small
+            drawer.submit(_started)  # forks them now, while this process is small
         stack.enter_context(gc_paused())
         provenance = make_provenance(data) if provenance is None else provenance
         return _reproduce(data, Path(out), split, workers, n_boot, cache_dir, description or {}, provenance, drawer,
@@ -170,8 +175,9 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     attribution_plot = drawer.submit(draw_attribution, out, attribution)
     results = {name: scored[name].result() for name in inputs.names}
     scores = {name: results[name][0] for name in inputs.names}
-    score_plots = drawer.submit(draw_scores, out, scores, {name: results[name][1] for name in inputs.names},
-                                tuple(p for p in SCORE_PLOTS if p not in early))
+    intervals = {name: results[name][1] for name in inputs.names}
+    score_plots = [drawer.submit(draw_scores, out, scores, intervals, (plot,)) for plot in SCORE_PLOTS
+                   if plot not in early]
     audited = pool.submit(audit, scores, kept)
     timings["runs finished"] = time.perf_counter() - t0
     blob_json = browser_json(blob.finish())
@@ -187,7 +193,9 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
         repro = reproducibility_report(Path(data.baselines), {n: out / "runs" / f"{n}.jsonl" for n in inputs.names},
                                        inputs.questions, out, split, workers, provenance.to_json())
         timings["diff and reproducibility"] = time.perf_counter() - t0
-    plots = {**attribution_plot.result(), **score_plots.result()}
+    plots = attribution_plot.result()
+    for drawing in score_plots:
+        plots.update(drawing.result())
     for drawn in early.values():
         plots.update(drawn.result().result())
     t0 = time.perf_counter()
