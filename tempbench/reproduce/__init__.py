@@ -20,7 +20,7 @@ The pipeline (:func:`reproduce`), each stage data in and data out::
            the run file and its metadata written here (retriever.finish_run)
            -> its score made in a worker (tasks.score_run)
            -> its loss attribution and browser rows merged by a thread of this process
-      -> the audit in a worker (tasks.audit), the plots in the drawing process (a plot that needs only
+      -> the audit in a worker (tasks.audit), the plots in the drawing processes (a plot that needs only
          some runs' scores, filtered vs stale-blind, as soon as those are scored: draw_when_scored)
       -> the diff against baselines/ and SPEC §8's measures (eval.report.reproducibility)
       -> report.md and report.html
@@ -123,7 +123,7 @@ def reproduce(
     # Millions of small objects live through the whole job (runs, explanations): the cyclic
     # collector would walk them all again and again, and the job makes no cycles worth
     # collecting early. The one library that does (matplotlib, on import) is imported first,
-    # in the drawing process, or here when everything runs here.
+    # in the drawing processes, or here when everything runs here.
     with ExitStack() as stack:
         drawer = stack.enter_context(WorkerPool(None, min(workers, DRAWERS), initializer=import_pyplot_now,
                                                 fork=workers > 1))
@@ -138,7 +138,7 @@ def reproduce(
 
 
 def _started(_: Any) -> None:
-    """A task that does nothing: submitting it starts the drawing process."""
+    """A task that does nothing: submitting it starts the drawing processes."""
 
 
 def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cache_dir: str | Path | None,
