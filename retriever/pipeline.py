@@ -75,8 +75,7 @@ def pool_key(config: RetrieverConfig) -> tuple:
     name and description) is part of it, so an unknown new key splits pools
     rather than wrongly sharing them.
     """
-    items = config.to_dict().items()
-    return tuple((key, repr(value)) for key, value in items if key not in RANKING_KEYS | _NOT_RETRIEVAL)
+    return _key_without(config, RANKING_KEYS | _NOT_RETRIEVAL)
 
 
 def from_anchor_key(config: RetrieverConfig) -> tuple:
@@ -85,8 +84,12 @@ def from_anchor_key(config: RetrieverConfig) -> tuple:
     Every key except :data:`ANCHOR_KEYS` (and the name and description), so
     that, as in :func:`pool_key`, an unknown new key splits rather than shares.
     """
-    items = config.to_dict().items()
-    return tuple((key, repr(value)) for key, value in items if key not in ANCHOR_KEYS | _NOT_RETRIEVAL)
+    return _key_without(config, ANCHOR_KEYS | _NOT_RETRIEVAL)
+
+
+def _key_without(config: RetrieverConfig, left_out: frozenset[str]) -> tuple:
+    """``(key, repr(value))`` of every configuration key not in ``left_out``, in declaration order."""
+    return tuple((key, repr(value)) for key, value in config.to_dict().items() if key not in left_out)
 
 
 def query_text(question: dict[str, Any], include_t_query: bool) -> str:

@@ -155,7 +155,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     scored: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]] = {}
     finished: dict[str, Future[dict[str, Any]]] = {}
     kept: dict[str, Any] = {}  # the runs' records, when everything runs in this process
-    early: dict[str, Future[Future[dict[str, Path]]]] = {}  # plots drawn while later runs go on
+    early: dict[str, Future[Future[dict[str, Path]]]] = {}  # plots drawn while the other runs are still scored
     t0 = time.perf_counter()
     info(f"running {', '.join(inputs.names)} on the {split} split")
     runs = run_configurations(inputs, pool, workers)
