@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import chain
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -408,31 +409,36 @@ def _group_entries(*labels: tuple[np.ndarray, _Bags], n_groups: int, n_terms: in
 
 
 def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """CSR bag of words per label; each distinct label string is tokenized once."""
-    cache: dict[str, tuple[list[int], list[int]]] = {}
-    indptr = [0]
-    terms: list[int] = []
-    counts: list[int] = []
-    lengths = np.zeros(len(labels), dtype=np.int64)
-    for i, label in enumerate(labels):
-        bag = cache.get(label)
-        if bag is None:
-            tokens = tokenize(label)
-            tally: dict[int, int] = {}
-            for token in tokens:
-                term = vocab.setdefault(token, len(vocab))
-                tally[term] = tally.get(term, 0) + 1
-            bag = cache[label] = (list(tally), list(tally.values()))
-        terms.extend(bag[0])
-        counts.extend(bag[1])
-        indptr.append(len(terms))
-        lengths[i] = sum(bag[1])
-    return (
-        np.asarray(indptr, dtype=np.int64),
-        np.asarray(terms, dtype=np.int64),
-        np.asarray(counts, dtype=np.int64),
-        lengths,
-    )
+    """CSR bag of words per label, ``(indptr, terms, tf, lengths)``; ``vocab`` grows by the labels' new tokens.
+
+    Each distinct label string is tokenized once, in order of first use, so
+    terms get their ids in the order a label-by-label pass would give them.
+    A label's bag lists its distinct terms in order of first occurrence.
+    """
+    distinct = dict.fromkeys(labels)
+    tokens = [tokenize(label) for label in distinct]
+    counts = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    flat = list(chain.from_iterable(tokens))
+    for token in dict.fromkeys(flat):
+        vocab.setdefault(token, len(vocab))
+    term = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+    owner = np.repeat(np.arange(len(tokens), dtype=np.int64), counts)
+    # one entry per (label, term), at the term's first occurrence in the label, with its count
+    _, first, inverse = np.unique(owner * max(len(vocab), 1) + term, return_index=True, return_inverse=True)
+    tf = np.bincount(inverse.reshape(-1), minlength=len(first)).astype(np.int64)
+    order = np.argsort(first, kind="stable")
+    first, tf = first[order], tf[order]
+    bag_terms = term[first]
+    bag_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner[first], minlength=len(tokens)), out=bag_ptr[1:])
+    # every label is its distinct string's bag
+    where = {label: i for i, label in enumerate(distinct)}
+    of = np.fromiter(map(where.__getitem__, labels), dtype=np.int64, count=len(labels))
+    sizes = bag_ptr[of + 1] - bag_ptr[of]
+    indptr = np.zeros(len(labels) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    take = _ranges(bag_ptr[of], sizes)
+    return indptr, bag_terms[take], tf[take], counts[of]
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tempbench_core.arrays import sorted_rows
 from tempbench_core.schema import whole_year
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,22 +61,19 @@ class Incidence:
         loop = kg.head == kg.tail
         ents = np.concatenate([kg.head.astype(np.int64), kg.tail[~loop].astype(np.int64)])
         rows = np.concatenate([row_ids, row_ids[~loop]])
-        order = np.lexsort((rows, ents))
-        ents, rows = ents[order], rows[order]
-        counts = np.bincount(ents, minlength=kg.n_entities)
-        indptr = np.zeros(kg.n_entities + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
         min_year = int(kg.year.min()) if n else 0
         span = int(kg.year.max()) - min_year + 1 if n else 1
-        years = kg.year[rows] - min_year
-        # rows are already ascending within each entity, so a stable sort on
-        # (entity, year) keeps rows ascending inside each (entity, year) group.
-        keys = ents * span + years
-        by_year = np.argsort(keys, kind="stable")
+        keys = ents * span + (kg.year[rows] - min_year)
+        # both layouts are the (entity, row) and (entity, year, row) incidences in order
+        year_keys, year_rows = sorted_rows((keys, rows), (kg.n_entities * span, n))
+        del keys
+        ents, rows = sorted_rows((ents, rows), (kg.n_entities, n))
+        counts = np.bincount(ents, minlength=kg.n_entities)
+        del ents
+        indptr = np.zeros(kg.n_entities + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
         for arr in (indptr, rows):
             arr.setflags(write=False)
-        year_rows = rows[by_year]
-        year_keys = keys[by_year]
         year_rows.setflags(write=False)
         year_keys.setflags(write=False)
         return cls(indptr, rows, year_rows, year_keys, min_year, span)

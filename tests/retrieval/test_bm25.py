@@ -147,3 +147,25 @@ def test_round_trip_arrays() -> None:
     ids = np.arange(80)
     for query in ("river city", "the of in", "東京 2014"):
         assert bits(again.score(query, ids)) == bits(index.score(query, ids))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS + ["", "  ", "A", "a"]), max_size=5).map(" ".join), max_size=25),
+       st.lists(st.sampled_from(WORDS), max_size=3))
+def test_label_bags_are_the_labels_token_counts_in_first_use_order(labels: list[str], known: list[str]) -> None:
+    from retriever.bm25 import _label_bags
+
+    vocab = {word.lower(): i for i, word in enumerate(dict.fromkeys(w.lower() for w in known))}
+    expected_vocab = dict(vocab)
+    expected: list[list[tuple[int, int]]] = []
+    for label in labels:  # the plain loop: tokenize each label, number new tokens as met
+        counts: dict[int, int] = {}
+        for token in tokens(label):
+            term = expected_vocab.setdefault(token, len(expected_vocab))
+            counts[term] = counts.get(term, 0) + 1
+        expected.append(list(counts.items()))
+    indptr, terms, tf, lengths = _label_bags(labels, vocab)
+    assert vocab == expected_vocab and list(vocab) == list(expected_vocab)
+    got = [list(zip(terms[a:b].tolist(), tf[a:b].tolist(), strict=True)) for a, b in zip(indptr[:-1], indptr[1:], strict=True)]
+    assert got == expected
+    assert lengths.tolist() == [sum(c for _, c in bag) for bag in expected]
