@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from itertools import chain
 from functools import cached_property
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
