@@ -364,9 +364,24 @@ def _row_groups(kg: KG) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.nd
     rel = kg.relation.astype(np.int64)
     tail = kg.tail.astype(np.int64)
     key = (head * max(kg.n_relations, 1) + rel) * max(kg.n_entities, 1) + tail
-    _, first, doc_group = np.unique(key, return_index=True, return_inverse=True)
+    if not len(key):
+        return key, (head, rel, tail)
+    import pandas as pd  # a hash table numbers the triples faster than np.unique's sort of every row
+
+    # np.unique(key, return_index=True, return_inverse=True), from the distinct keys alone:
+    # groups are numbered in key order, and a group's row is its first
+    codes, distinct = pd.factorize(key, sort=False)
     del key  # temporaries are dropped as soon as they are used: a 10M-row KG builds in 4 GB
-    doc_group = doc_group.reshape(-1).astype(np.int64)
+    codes = codes.astype(np.int64, copy=False)
+    order = np.argsort(distinct)
+    rank = np.empty(len(distinct), dtype=np.int64)
+    rank[order] = np.arange(len(distinct), dtype=np.int64)
+    doc_group = rank[codes]
+    # codes number the keys in order of first appearance: a row is its key's first where its code is new
+    new = np.empty(len(codes), dtype=bool)
+    new[0] = True
+    np.greater(codes[1:], np.maximum.accumulate(codes)[:-1], out=new[1:])
+    first = np.flatnonzero(new)[order]
     return doc_group, (head[first], rel[first], tail[first])
 
 
