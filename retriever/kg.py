@@ -36,6 +36,7 @@ import csv
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,7 @@ EXPECTED_HEADER = ("header ts,head,tail,relation_type (timestamp accepted for ts
 # An integer year: optional sign, ASCII digits, optional surrounding blanks
 # (int() alone would also take '1_994' and non-ASCII digits). At most 18 digits, so
 # that every year fits the int64 year column with room to compute spans.
+_STR = frozenset((str,))
 _INT = re.compile(r"[ \t]*[+-]?[0-9]{1,18}[ \t]*")
 # An integer of any length: what is out of range rather than not an integer.
 _ANY_INT = re.compile(r"[ \t]*[+-]?[0-9]+[ \t]*")
@@ -338,11 +340,17 @@ def _intern(values: np.ndarray, index: dict[str, int]) -> np.ndarray:
     import pandas as pd
 
     codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
-    lut = np.empty(len(uniques), dtype=np.int64)
-    for k, value in enumerate(uniques.tolist()):
-        if not isinstance(value, str) or not value.strip():
+    distinct = uniques.tolist()
+    lut = np.fromiter(map(index.get, distinct, repeat(-1)), dtype=np.int64, count=len(distinct))
+    unseen = np.flatnonzero(lut < 0)
+    if len(unseen):
+        # ids met for the first time, numbered in their order of first appearance (factorize's order)
+        new = [distinct[k] for k in unseen.tolist()]
+        if not set(map(type, new)) <= _STR or not all(map(str.strip, new)):
             raise _Suspect("empty id")
-        lut[k] = index.setdefault(value, len(index))
+        ids = np.arange(len(index), len(index) + len(new), dtype=np.int64)
+        index.update(zip(new, ids.tolist(), strict=True))
+        lut[unseen] = ids
     return lut[codes]
 
 
