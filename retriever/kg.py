@@ -335,11 +335,24 @@ def _fast_load(path: Path, names: list[str], columns: dict[str, int]) -> tuple[A
     )
 
 
-def _intern(values: np.ndarray, index: dict[str, int]) -> np.ndarray:
-    """Global ids of ``values``; new ids get the next number in first-appearance order."""
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """pandas' codes and distinct values of the text fields of a chunk, in first-appearance order.
+
+    The CSV reader gives strings only (``na_filter=False``), so no missing
+    value can take the sentinel code -1: asking for the sentinel spares
+    pandas its scan for missing values, and a -1 is refused all the same.
+    """
     import pandas as pd
 
-    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
+    codes, uniques = pd.factorize(values, sort=False)
+    if len(codes) and codes.min() < 0:
+        raise _Suspect("a missing value")
+    return codes, uniques
+
+
+def _intern(values: np.ndarray, index: dict[str, int]) -> np.ndarray:
+    """Global ids of ``values``; new ids get the next number in first-appearance order."""
+    codes, uniques = _factorize(values)
     distinct = uniques.tolist()
     lut = np.fromiter(map(index.get, distinct, repeat(-1)), dtype=np.int64, count=len(distinct))
     unseen = np.flatnonzero(lut < 0)
@@ -355,9 +368,7 @@ def _intern(values: np.ndarray, index: dict[str, int]) -> np.ndarray:
 
 
 def _years(values: np.ndarray, cache: dict[str, int]) -> np.ndarray:
-    import pandas as pd
-
-    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
+    codes, uniques = _factorize(values)
     lut = np.empty(len(uniques), dtype=np.int64)
     for k, value in enumerate(uniques.tolist()):
         year = cache.get(value)
