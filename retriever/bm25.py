@@ -430,8 +430,10 @@ def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, n
     terms get their ids in the order a label-by-label pass would give them.
     A label's bag lists its distinct terms in order of first occurrence.
     """
+    # each distinct label string -> its number, in order of first use
     distinct = dict.fromkeys(labels)
-    tokens = [tokenize(label) for label in distinct]
+    where = dict(zip(distinct, range(len(distinct)), strict=True))
+    tokens = [tokenize(label) for label in where]
     counts = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
     flat = list(chain.from_iterable(tokens))
     for token in dict.fromkeys(flat):
@@ -447,7 +449,6 @@ def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, n
     bag_ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner[first], minlength=len(tokens)), out=bag_ptr[1:])
     # every label is its distinct string's bag
-    where = {label: i for i, label in enumerate(distinct)}
     of = np.fromiter(map(where.__getitem__, labels), dtype=np.int64, count=len(labels))
     sizes = bag_ptr[of + 1] - bag_ptr[of]
     indptr = np.zeros(len(labels) + 1, dtype=np.int64)
