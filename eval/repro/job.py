@@ -205,7 +205,9 @@ def _prepare_all(job: _Job, names: list[str], workers: int) -> dict[tuple[str, s
     """Every run prepared, one task per configuration, the largest first (the processes finish together)."""
     groups = [[("original", n), ("reproduced", n)] for n in names]
     groups.sort(key=lambda g: -sum(_size(job.runs[slot]) for slot in g))
-    with WorkerPool(job, min(workers, len(groups))) as pool:
+    # forked with the collector paused, the workers never walk what they keep alive (the questions' parsed gold):
+    # a first collection after a task would visit it all once more
+    with gc_paused(), WorkerPool(job, min(workers, len(groups))) as pool:
         done = [pool.submit(_group_task, group) for group in groups]
         load_distribution()  # the comparison's slow import, made while the workers read the runs
         results = {slot: r for group, future in zip(groups, done, strict=True)
