@@ -50,7 +50,15 @@ from eval.report.reproducibility import reproducibility_report
 from retriever import RunOptions, RunSetup, Shard, finish_run, load_config
 from tempbench.reproduce.baselines import diff_baselines, runs_on_disk
 from tempbench.reproduce.inputs import JobInputs, load_inputs
-from tempbench.reproduce.tasks import ShardResult, audit, draw_attribution, draw_scores, run_shard, score_run
+from tempbench.reproduce.tasks import (
+    ShardResult,
+    audit,
+    draw_attribution,
+    draw_scores,
+    run_shard,
+    score_run,
+    scored_from_parts,
+)
 from tempbench_core.atomic import write_text
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError
@@ -158,16 +166,23 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     early: dict[str, Future[Future[dict[str, Path]]]] = {}  # plots drawn while the other runs are still scored
     t0 = time.perf_counter()
     info(f"running {', '.join(inputs.names)} on the {split} split")
-    runs = run_configurations(inputs, pool, workers)
+    runs = run_configurations(inputs, pool)
+    # a run scored from its shards' tables starts in the workers before its run file is written here
+    for name, shards in runs.items():
+        if not pool.in_process and scored_from_parts([shard.table for shard in shards]):
+            scored[name] = pool.submit(score_run, name, [shard.table for shard in shards])
+    write_runs(inputs, runs, workers)
     timings["runs"] = time.perf_counter() - t0
     for name, shards in runs.items():
         if pool.in_process:
             kept[name] = run_records(out / "runs" / f"{name}.jsonl",
                                      [r for shard in shards for r in shard.records or ()])
-        scored[name] = pool.submit(score_run, name, [shard.table for shard in shards], kept.get(name))
+        if name not in scored:
+            scored[name] = pool.submit(score_run, name, [shard.table for shard in shards], kept.get(name))
         finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
         for plot, needs in PARTIAL_PLOTS.items():
-            if not drawer.in_process and plot not in early and all(n in scored for n in needs):
+            # queued on the finishing thread after the attribution of the runs it needs
+            if not drawer.in_process and plot not in early and all(n in finished for n in needs):
                 early[plot] = finisher.submit(draw_when_scored, drawer, out, plot, {n: scored[n] for n in needs})
 
     t0 = time.perf_counter()
@@ -206,27 +221,32 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     return Reproduction(out, scores, audit_rows, diffs, timings)
 
 
-def run_configurations(inputs: JobInputs, pool: WorkerPool[JobInputs], workers: int) -> dict[str, list[ShardResult]]:
-    """Retrieve and explain every shard under every configuration (in the workers); write the run files here.
+def run_configurations(inputs: JobInputs, pool: WorkerPool[JobInputs]) -> dict[str, list[ShardResult]]:
+    """Retrieve and explain every shard under every configuration (in the workers): each run's shards, in order.
 
     A shard goes through all the configurations in one task
     (:func:`tasks.run_shard`), so what depends on its questions alone is made
-    once. Each run's ``retrieve_s`` is its share of the wall time: the time its
-    shards took, summed, over the number of workers.
+    once.
     """
     bounds = Shard.bounds(len(inputs.chosen), SHARD_SIZE)
     done: list[list[ShardResult] | None] = [None] * len(bounds)
     for i, results in pool.map_unordered(run_shard, [(inputs.names, lo, hi) for lo, hi in bounds]):
         done[i] = results
-    runs: dict[str, list[ShardResult]] = {}
-    for c, name in enumerate(inputs.names):
-        shards = runs[name] = [results[c] for results in done]  # type: ignore[index]
-        seconds = sum(shard.seconds for shard in shards) / min(workers, len(bounds) or 1)
+    return {name: [results[c] for results in done] for c, name in enumerate(inputs.names)}  # type: ignore[index]
+
+
+def write_runs(inputs: JobInputs, runs: dict[str, list[ShardResult]], workers: int) -> None:
+    """Write ``runs/<name>.jsonl`` and its ``.meta.json`` from each run's shards.
+
+    Each run's ``retrieve_s`` is its share of the wall time: the time its
+    shards took, summed, over the number of workers.
+    """
+    for name, shards in runs.items():
+        seconds = sum(shard.seconds for shard in shards) / min(workers, len(shards) or 1)
         setup = RunSetup(workers=workers, shard_size=SHARD_SIZE, questions_retrieved=len(inputs.chosen),
                          timings={"retrieve_s": seconds}, provenance=inputs.provenance.to_json())
         finish_run(inputs.out / "runs" / f"{name}.jsonl", load_config(name), inputs.data, inputs.index,
                    inputs.split, [shard.text for shard in shards], [shard.stats for shard in shards], setup)
-    return runs
 
 
 def draw_when_scored(drawer: WorkerPool[None], out: Path, plot: str,

@@ -93,6 +93,11 @@ def make_part(table: Any) -> TablePart:
     return table_part(table, part_other_space(table))
 
 
+def scored_from_parts(parts: Sequence[TablePart | None]) -> bool:
+    """Whether :func:`score_run` scores from the shards' table parts alone (else it reads the run's records)."""
+    return bool(parts) and all(part is not None for part in parts) and parts_suffice(parts)  # type: ignore[arg-type]
+
+
 def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
               records: Mapping[Any, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Score run ``name`` (SPEC §6.2) and write ``scores/<name>.json``; also its per-slice intervals.
@@ -100,7 +105,7 @@ def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
     From the shards' table parts when they carry all it needs; else from the
     run's records (``records``, or its file).
     """
-    if parts and all(part is not None for part in parts) and parts_suffice(parts):  # type: ignore[arg-type]
+    if scored_from_parts(parts):
         ev = evaluate_parts(parts, inputs.chosen, inputs.questions, inputs.flags,  # type: ignore[arg-type]
                             shared=inputs.shared)
     else:
