@@ -198,6 +198,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     blob_json = browser_json(blob.finish())
     del blob
     audit_rows = audited.result()
+    pool.close()  # the workers' last task is done: they exit (and free their memory) while the report is written
     diffs: dict[str, dict[str, Any]] = {}
     repro = None
     if data.baselines is not None:
