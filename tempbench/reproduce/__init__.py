@@ -180,10 +180,13 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
         if name not in scored:
             scored[name] = pool.submit(score_run, name, [shard.table for shard in shards], kept.get(name))
         finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
-        for plot, needs in PARTIAL_PLOTS.items():
-            # queued on the finishing thread after the attribution of the runs it needs
-            if not drawer.in_process and plot not in early and all(n in finished for n in needs):
-                early[plot] = finisher.submit(draw_when_scored, drawer, out, plot, {n: scored[n] for n in needs})
+    # the browser's data once every run's rows are in, while the workers still score
+    browser = finisher.submit(lambda b: browser_json(b.finish()), blob)
+    # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
+    # holds up neither
+    for plot, needs in PARTIAL_PLOTS.items():
+        if not drawer.in_process and all(n in scored for n in needs):
+            early[plot] = finisher.submit(draw_when_scored, drawer, out, plot, {n: scored[n] for n in needs})
 
     t0 = time.perf_counter()
     attribution = {name: finished[name].result() for name in inputs.names}
@@ -195,8 +198,8 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
                    if plot not in early]
     audited = pool.submit(audit, scores, kept)
     timings["runs finished"] = time.perf_counter() - t0
-    blob_json = browser_json(blob.finish())
-    del blob
+    blob_json = browser.result()
+    del blob, browser
     audit_rows = audited.result()
     pool.close()  # the workers' last task is done: they exit (and free their memory) while the report is written
     diffs: dict[str, dict[str, Any]] = {}
