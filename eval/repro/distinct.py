@@ -190,14 +190,21 @@ def group_codes(union: DocumentCodes | None, union_rows: Mapping[Any, np.ndarray
     ``union_rows``: slot -> its rows of ``union`` (the group table's ids);
     ``lists``: slot -> the ids of a run prepared on its own.
     """
-    names = set(union.names) if union is not None else set()
-    for docs in lists.values():
-        for d in docs:
-            names.update(d)
-    position = {name: i for i, name in enumerate(sorted(names))}
     out = {}
+    if union is not None and not lists:
+        # the union's names are distinct (run_document_codes): their codes are their ranks in sorted order
+        order = sorted(range(len(union.names)), key=union.names.__getitem__)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+    else:
+        names = set(union.names) if union is not None else set()
+        for docs in lists.values():
+            for d in docs:
+                names.update(d)
+        position = {name: i for i, name in enumerate(sorted(names))}
+        if union is not None:
+            rank = np.fromiter(map(position.__getitem__, union.names), dtype=np.int64, count=len(union.names))
     if union is not None and union_rows:
-        rank = np.fromiter(map(position.__getitem__, union.names), dtype=np.int64, count=len(union.names))
         width = int(union.lengths.max()) if len(union.lengths) else 0
         matrix = np.full((len(union.lengths), width), -1, dtype=np.int64)
         matrix[np.repeat(np.arange(len(union.lengths)), union.lengths), _within(union.lengths)] = rank[union.flat]
