@@ -116,6 +116,11 @@ def pair_folders(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, An
                 f"the baseline configuration {args.baseline!r} has no run in {role} ({folder.path}): expected "
                 f"{args.baseline}.jsonl there, or --baseline NAME of a configuration both folders hold "
                 f"({', '.join(common)})")
+    for name in common:
+        for folder in (original, reproduced):
+            path = Path(folder.runs[name])
+            if path.is_file() and path.stat().st_size == 0:
+                info(f"warning: {path} is empty: every question counts as an empty retrieval of {name!r}")
     return ({n: original.runs[n] for n in common}, {n: reproduced.runs[n] for n in common})
 
 

@@ -364,3 +364,17 @@ def test_malformed_run_in_a_worker(folders: dict, tmp_path: Path, capsys) -> Non
     err = _fails(capsys, str(folders["root"] / "orig"), str(tmp_path / "rep"), "--data", str(folders["data"]),
                  "--workers", "2")
     assert "oracle.jsonl:1" in err
+
+
+def test_an_empty_run_file_is_empty_retrievals_and_said_so(folders: dict, tmp_path: Path, capsys) -> None:
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "oracle.jsonl").write_bytes((folders["root"] / "rep" / "oracle.jsonl").read_bytes())
+    (tmp_path / "rep" / "stale_blind.jsonl").write_bytes(b"")
+    out = tmp_path / "r.json"
+    assert main(["repro", str(folders["root"] / "orig"), str(tmp_path / "rep"), "--data", str(folders["data"]),
+                 "--workers", "1", "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "stale_blind.jsonl is empty: every question counts as an empty retrieval of 'stale_blind'" in err
+    assert "oracle.jsonl is empty" not in err
+    res = json.loads(out.read_text())
+    assert res["configs"]["stale_blind"]["mean"]["reproduced"] == dict.fromkeys(MEASURES, 0.0)
