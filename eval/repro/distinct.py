@@ -190,27 +190,28 @@ def group_codes(union: DocumentCodes | None, union_rows: Mapping[Any, np.ndarray
     ``union_rows``: slot -> its rows of ``union`` (the group table's ids);
     ``lists``: slot -> the ids of a run prepared on its own.
     """
-    out = {}
-    if union is not None and not lists:
-        # the union's names are distinct (run_document_codes): their codes are their ranks in sorted order
-        order = sorted(range(len(union.names)), key=union.names.__getitem__)
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-    else:
-        names = set(union.names) if union is not None else set()
+    # every id once: the union's (distinct already, run_document_codes), then those only the other lists hold
+    names = list(union.names) if union is not None else []
+    if lists:
+        known = set(names)
         for docs in lists.values():
             for d in docs:
-                names.update(d)
-        position = {name: i for i, name in enumerate(sorted(names))}
-        if union is not None:
-            rank = np.fromiter(map(position.__getitem__, union.names), dtype=np.int64, count=len(union.names))
+                for name in d:
+                    if name not in known:
+                        known.add(name)
+                        names.append(name)
+    # an id's code is its rank among the sorted ids
+    code = np.empty(len(names), dtype=np.int64)
+    code[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    out = {}
     if union is not None and union_rows:
         width = int(union.lengths.max()) if len(union.lengths) else 0
         matrix = np.full((len(union.lengths), width), -1, dtype=np.int64)
-        matrix[np.repeat(np.arange(len(union.lengths)), union.lengths), _within(union.lengths)] = rank[union.flat]
+        matrix[np.repeat(np.arange(len(union.lengths)), union.lengths), _within(union.lengths)] = code[union.flat]
         for slot, rows in union_rows.items():
             lengths = union.lengths[rows]
             out[slot] = DocLists(matrix[rows, :int(lengths.max()) if len(lengths) else 0], lengths.astype(np.int64))
+    position = dict(zip(names, code.tolist(), strict=True)) if lists else {}
     for slot, docs in lists.items():
         lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
         matrix = np.full((len(docs), int(lengths.max()) if len(docs) else 0), -1, dtype=np.int64)

@@ -167,10 +167,11 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     t0 = time.perf_counter()
     info(f"running {', '.join(inputs.names)} on the {split} split")
     runs = run_configurations(inputs, pool)
+    parts = {name: [shard.table for shard in shards] for name, shards in runs.items()}
     # a run scored from its shards' tables starts in the workers before its run file is written here
-    for name, shards in runs.items():
-        if not pool.in_process and scored_from_parts([shard.table for shard in shards]):
-            scored[name] = pool.submit(score_run, name, [shard.table for shard in shards])
+    for name in runs:
+        if scored_from_parts(parts[name]):
+            scored[name] = pool.submit(score_run, name, parts[name])
     write_runs(inputs, runs, workers)
     timings["runs"] = time.perf_counter() - t0
     for name, shards in runs.items():
@@ -178,7 +179,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
             kept[name] = run_records(out / "runs" / f"{name}.jsonl",
                                      [r for shard in shards for r in shard.records or ()])
         if name not in scored:
-            scored[name] = pool.submit(score_run, name, [shard.table for shard in shards], kept.get(name))
+            scored[name] = pool.submit(score_run, name, parts[name], kept.get(name))
         finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
     # the browser's data once every run's rows are in, while the workers still score
     browser = finisher.submit(lambda b: browser_json(b.finish()), blob)
