@@ -8,7 +8,7 @@ replacement; with ``C[b, q]`` the number of times question ``q`` was drawn::
 
     M_b = (C @ num)[b] / (C @ den)[b]
 
-so one count matrix, drawn once from a fixed seed, serves every metric, and the
+(the products summed by numpy, not BLAS: :meth:`Resamples.sums`), so one count matrix, drawn once from a fixed seed, serves every metric, and the
 95% interval is the 2.5th and 97.5th percentile of ``M_b`` (percentile
 bootstrap). Replicates whose denominator is 0 take the metric's empty value
 (0.0 for the published TRP, NaN otherwise, then ignored).
@@ -35,7 +35,7 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,54 +94,104 @@ def mean_metric(values: np.ndarray, empty: float = float("nan")) -> RatioMetric:
     return RatioMetric(np.where(mask, values, 0.0), mask.astype(np.float64), empty)
 
 
-def count_matrix(n: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
-    """``(n_boot, n)`` resampling counts.
+#: Replicates whose counts are made (and summed) at once: a block of counts stays in the cache.
+BLOCK = 32
+
+
+def weighted_sums(weights: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``weights @ columns.T`` (``weights``: ``rows x n``; ``columns``: ``k x n``), by numpy's own loops.
+
+    Never by BLAS: a threaded BLAS splits a product's sums by the machine's
+    cores, so its last bits (and an interval's last digits) would depend on the
+    machine. numpy sums each of the ``rows x k`` products along ``n`` in one
+    fixed order, whatever the number of rows.
+    """
+    return np.einsum("bq,kq->bk", weights, columns)
+
+
+class Resamples:
+    """The bootstrap's draws: ``n_boot`` replicates of ``n`` questions drawn with replacement from ``seed``.
 
     The draws are ``numpy.random.default_rng(seed).integers(0, n, (n_boot, n),
-    dtype=int32)``: row ``b`` lists the questions of replicate ``b``.
+    dtype=int32)`` (row ``b`` lists the questions of replicate ``b``), kept in the
+    smallest unsigned type that holds them. The count matrix ``C`` is made
+    :data:`BLOCK` rows at a time from them, and summed against the values at
+    once (:meth:`sums`), so that no ``n_boot x n`` matrix of floats is ever made.
     """
-    check_draws(n, n_boot, seed)
-    rng = np.random.default_rng(seed)
-    out = np.zeros((n_boot, n), dtype=np.float64)
-    if n == 0 or n_boot == 0:
+
+    def __init__(self, n: int, n_boot: int = N_BOOT, seed: int = SEED) -> None:
+        check_draws(n, n_boot, seed)
+        self.n, self.n_boot = int(n), int(n_boot)
+        kind = np.min_scalar_type(max(self.n - 1, 0))
+        if self.n == 0 or self.n_boot == 0:
+            self.draws = np.zeros((self.n_boot, self.n), dtype=kind)
+        else:
+            self.draws = np.random.default_rng(seed).integers(0, n, size=(n_boot, n), dtype=np.int32).astype(kind)
+
+    def blocks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first replicate, its counts)`` for each block of rows of ``C`` (float64, ``rows x n``)."""
+        n = self.n
+        offsets = (np.arange(BLOCK, dtype=np.int64) * n)[:, None]
+        for start in range(0, self.n_boot, BLOCK):
+            rows = self.draws[start:start + BLOCK]
+            flat = (rows + offsets[: len(rows)]).ravel()
+            yield start, np.bincount(flat, minlength=len(rows) * n).reshape(len(rows), n).astype(np.float64)
+
+    def counts(self) -> np.ndarray:
+        """The whole count matrix ``C`` (``n_boot x n``, float64)."""
+        out = np.zeros((self.n_boot, self.n), dtype=np.float64)
+        if self.n:
+            for start, block in self.blocks():
+                out[start:start + len(block)] = block
         return out
-    idx = rng.integers(0, n, size=(n_boot, n), dtype=np.int32)
-    # bincount over a few rows at a time stays in cache (about 8x faster than all at once)
-    block = 32
-    offsets = (np.arange(block, dtype=np.int64) * n)[:, None]
-    for start in range(0, n_boot, block):
-        rows = idx[start:start + block]
-        flat = (rows + offsets[: len(rows)]).ravel()
-        out[start:start + len(rows)] = np.bincount(flat, minlength=len(rows) * n).reshape(len(rows), n)
-    return out
+
+    def sums(self, values: np.ndarray) -> np.ndarray:
+        """``C @ values`` (``values``: ``n`` or ``n x k``) by :func:`weighted_sums`, block by block.
+
+        The sum of a replicate does not depend on :data:`BLOCK` (nor on BLAS or the machine's cores).
+        """
+        columns = np.ascontiguousarray(np.atleast_2d(np.asarray(values, dtype=np.float64).T))
+        out = np.zeros((self.n_boot, len(columns)), dtype=np.float64)
+        if self.n:
+            for start, block in self.blocks():
+                out[start:start + len(block)] = weighted_sums(block, columns)
+        return out if np.ndim(values) == 2 else out[:, 0]
 
 
-def kept_counts(memo: dict[Any, np.ndarray] | None, n: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
-    """:func:`count_matrix` ``(n, n_boot, seed)``, kept in the caller's ``memo`` (made each time without one).
+def count_matrix(n: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
+    """``(n_boot, n)`` resampling counts (:class:`Resamples`' matrix ``C``)."""
+    return Resamples(n, n_boot, seed).counts()
 
-    Runs scored in one process draw the same matrices (same sizes, same seed):
-    each is drawn once and kept compact (the smallest unsigned integer type
-    that holds ``n``), then read back as the ``float64`` counts it was.
+
+def kept_resamples(memo: dict[Any, Resamples] | None, n: int, n_boot: int = N_BOOT, seed: int = SEED) -> Resamples:
+    """:class:`Resamples` ``(n, n_boot, seed)``, kept in the caller's ``memo`` (drawn each time without one).
+
+    Runs scored in one process draw the same replicates (same sizes, same seed): each set is drawn once.
     """
     if memo is None:
-        return count_matrix(n, n_boot, seed)
+        return Resamples(n, n_boot, seed)
     key = (int(n), int(n_boot), int(seed))
     kept = memo.get(key)
     if kept is None:
-        counts = count_matrix(n, n_boot, seed)
-        kept = memo[key] = counts.astype(np.min_scalar_type(max(int(n), 1)))
-        return counts
-    return kept.astype(np.float64)
+        kept = memo[key] = Resamples(n, n_boot, seed)
+    return kept
 
 
-def _replicates(counts: np.ndarray, metrics: Mapping[str, RatioMetric]) -> dict[str, np.ndarray]:
+def _replicates(resamples: Resamples, metrics: Mapping[str, RatioMetric]) -> dict[str, np.ndarray]:
     if not metrics:
         return {}
     names = list(metrics)
-    num = np.stack([metrics[k].num for k in names], axis=1)
-    den = np.stack([metrics[k].den for k in names], axis=1)
-    top = counts @ num
-    bottom = counts @ den
+    # every distinct column summed once (denominators repeat: all ones, one mask for many measures)
+    where: dict[bytes, int] = {}
+    columns = []
+    for part in ("num", "den"):
+        for k in names:
+            column = np.asarray(getattr(metrics[k], part), dtype=np.float64)
+            if where.setdefault(column.tobytes(), len(columns)) == len(columns):
+                columns.append(column)
+    sums = resamples.sums(np.stack(columns, axis=1))
+    top = sums[:, [where[np.asarray(metrics[k].num, dtype=np.float64).tobytes()] for k in names]]
+    bottom = sums[:, [where[np.asarray(metrics[k].den, dtype=np.float64).tobytes()] for k in names]]
     empty = np.array([metrics[k].empty for k in names])
     with np.errstate(divide="ignore", invalid="ignore"):
         vals = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), empty[None, :])
@@ -159,15 +209,15 @@ def _interval(values: np.ndarray, level: float) -> list[float] | None:
 
 def bootstrap_ci(
     metrics: Mapping[str, RatioMetric], n_boot: int = N_BOOT, seed: int = SEED, level: float = LEVEL,
-    counts: np.ndarray | None = None,
+    resamples: Resamples | None = None,
 ) -> dict[str, list[float] | None]:
-    """Percentile bootstrap interval per metric (all from one count matrix)."""
+    """Percentile bootstrap interval per metric (all from one set of replicates; ``resamples``: drawn already)."""
     if not metrics:
         return {}
     n = len(next(iter(metrics.values())).num)
-    if counts is None:
-        counts = count_matrix(n, n_boot, seed)
-    reps = _replicates(counts, metrics)
+    if resamples is None:
+        resamples = Resamples(n, n_boot, seed)
+    reps = _replicates(resamples, metrics)
     return {k: _interval(v, level) for k, v in reps.items()}
 
 
@@ -191,9 +241,9 @@ def paired_test(
         return {}
     n = len(a[names[0]].num)
     check_draws(n, n_perm, seed, "permutations", low=1)  # p_min = 1 / (n_perm + 1): at least one permutation
-    counts = count_matrix(n, n_boot, seed)
-    rep_a = _replicates(counts, {k: a[k] for k in names})
-    rep_b = _replicates(counts, {k: b[k] for k in names})
+    resamples = Resamples(n, n_boot, seed)
+    rep_a = _replicates(resamples, {k: a[k] for k in names})
+    rep_b = _replicates(resamples, {k: b[k] for k in names})
     rng = np.random.default_rng(seed + 1)
     swap = rng.random((n_perm, n)) < 0.5 if n else np.zeros((n_perm, 0), dtype=bool)
     swap_f = swap.astype(np.float64)
@@ -207,10 +257,11 @@ def paired_test(
             # Swapping question q moves (num, den) of A to B and back.
             d_num = b[k].num - a[k].num
             d_den = b[k].den - a[k].den
-            num_a = a[k].num.sum() + swap_f @ d_num
-            den_a = a[k].den.sum() + swap_f @ d_den
-            num_b = b[k].num.sum() - swap_f @ d_num
-            den_b = b[k].den.sum() - swap_f @ d_den
+            moved_num, moved_den = weighted_sums(swap_f, np.stack([d_num, d_den])).T
+            num_a = a[k].num.sum() + moved_num
+            den_a = a[k].den.sum() + moved_den
+            num_b = b[k].num.sum() - moved_num
+            den_b = b[k].den.sum() - moved_den
             empty = a[k].empty
             with np.errstate(divide="ignore", invalid="ignore"):
                 ma = np.where(den_a > 0, num_a / np.where(den_a > 0, den_a, 1), empty)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, kept_counts, mean_metric
+from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, kept_resamples, mean_metric
 from eval.explain import STAGES, Explainer, attribute_run, run_config
 from eval.keyspace import DEFAULT_KEY
 from eval.scoring import BY, Evaluation, evaluate
@@ -277,11 +277,11 @@ def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = N_BOOT
     """Percentile bootstrap intervals of TRP and CCR inside every slice (SPEC §3.7 applied per slice).
 
     Each slice is resampled on its own (its questions drawn with replacement,
-    :func:`eval.bootstrap.count_matrix` with ``seed``), so an interval says how
+    :class:`eval.bootstrap.Resamples` with ``seed``), so an interval says how
     well that slice's value is known. Slice values are keyed by ``str(value)``,
     as the score object's ``by_<field>``.
 
-    ``memo``: a cache of count matrices (:func:`eval.bootstrap.kept_counts`)
+    ``memo``: a cache of the replicates (:func:`eval.bootstrap.kept_resamples`)
     kept by a caller that scores several runs of the same questions.
 
     Returns
@@ -298,7 +298,7 @@ def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = N_BOOT
         out[field] = {
             str(value): bootstrap_ci(_slice_metrics(ev, np.asarray(groups[value], dtype=np.int64)),
                                      n_boot=n_boot, seed=seed, level=level,
-                                     counts=kept_counts(memo, len(groups[value]), n_boot, seed))
+                                     resamples=kept_resamples(memo, len(groups[value]), n_boot, seed))
             for value in sorted(groups, key=str)
         }
     return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from eval.answers import answer_rows as make_answer_rows
 from eval.answers import answers_report
-from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, mean_metric
+from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, kept_resamples, mean_metric
 from eval.evidence import EvidenceTable, TablePart, join_parts, resolve
 from eval.key_space_effect import key_space_effect
 from eval.keyspace import DEFAULT_KEY
@@ -210,9 +210,14 @@ def headline_metrics(ev: Evaluation, index: np.ndarray | None = None) -> dict[st
 
 
 def to_json(
-    ev: Evaluation, n_boot: int = N_BOOT, seed: int = SEED, t_query_exposed: bool = True, by: Sequence[str] = BY
+    ev: Evaluation, n_boot: int = N_BOOT, seed: int = SEED, t_query_exposed: bool = True, by: Sequence[str] = BY,
+    memo: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """The SPEC §6.2 object."""
+    """The SPEC §6.2 object.
+
+    ``memo``: a cache of the bootstrap's replicates (:func:`eval.bootstrap.kept_resamples`), kept by a
+    caller that scores several runs of the same questions (the intervals are the same with or without).
+    """
     out: dict[str, Any] = {
         "trp_ccr": aggregate(ev.rows, by=by),
         "coverage": coverage_by(ev.rows, by=by),
@@ -226,7 +231,9 @@ def to_json(
         }
     out["rank"] = dict(ev.rank["macro"])
     out["ties"] = ev.ties["summary"]
-    out["ci"] = bootstrap_ci(headline_metrics(ev), n_boot=n_boot, seed=seed)
+    headline = headline_metrics(ev)
+    drawn = kept_resamples(memo, len(next(iter(headline.values())).num), n_boot, seed) if memo is not None else None
+    out["ci"] = bootstrap_ci(headline, n_boot=n_boot, seed=seed, resamples=drawn)
     if ev.answer_rows is not None:
         out["answers"] = answers_report(ev.answer_rows, t_query_exposed=t_query_exposed)
     out["missing"] = ev.missing

@@ -62,10 +62,10 @@ class JobInputs:
     cache_dir: str | Path | None
     provenance: Provenance
     # per process (a worker's own copy after the fork): one explainer per configuration, the bootstrap's
-    # count matrices (the same for every run: eval.bootstrap.kept_counts), and what the process keeps
+    # replicates (the same for every run: eval.bootstrap.kept_resamples), and what the process keeps
     # unfreed until it ends
     explainers: dict[str, Explainer] = field(default_factory=dict)
-    boot_counts: dict[Any, Any] = field(default_factory=dict)
+    boot_resamples: dict[Any, Any] = field(default_factory=dict)
     kept: list[Any] = field(default_factory=list)
 
     @property

@@ -111,9 +111,9 @@ def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
     else:
         run = records if records is not None else read_written_run(inputs.out / "runs" / f"{name}.jsonl")
         ev = evaluate(run, inputs.questions, inputs.flags, split=inputs.scored_split)
-    score = to_json(ev, n_boot=inputs.n_boot)
+    score = to_json(ev, n_boot=inputs.n_boot, memo=inputs.boot_resamples)
     write_json(inputs.out / "scores" / f"{name}.json", {**score, "provenance": inputs.provenance.to_json()})
-    return score, slice_intervals(ev, n_boot=inputs.n_boot, memo=inputs.boot_counts)
+    return score, slice_intervals(ev, n_boot=inputs.n_boot, memo=inputs.boot_resamples)
 
 
 def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.bootstrap import RatioMetric, bootstrap_ci, count_matrix, kept_counts, mean_metric, paired_test
+import eval.bootstrap as bootstrap
+from eval.bootstrap import RatioMetric, Resamples, bootstrap_ci, count_matrix, kept_resamples, mean_metric, paired_test
 
 
 def test_count_matrix_is_deterministic_and_complete():
@@ -52,10 +53,59 @@ def test_paired_test():
 
 @settings(max_examples=40, deadline=None)
 @given(sizes=st.lists(st.integers(0, 400), min_size=1, max_size=5), n_boot=st.integers(1, 30), seed=st.integers(0, 3))
-def test_kept_counts_are_the_count_matrices(sizes, n_boot, seed):
+def test_kept_resamples_are_the_draws(sizes, n_boot, seed):
     memo: dict = {}
     for n in sizes + sizes:  # each size asked again: the second answer is read from the memo
-        want = count_matrix(n, n_boot, seed)
-        for got in (kept_counts(memo, n, n_boot, seed), kept_counts(None, n, n_boot, seed)):
-            assert got.dtype == np.float64 and got.shape == want.shape and np.array_equal(got, want)
+        want = np.random.default_rng(seed).integers(0, n, size=(n_boot, n), dtype=np.int32) if n else None
+        for got in (kept_resamples(memo, n, n_boot, seed), kept_resamples(None, n, n_boot, seed)):
+            assert got.draws.shape == (n_boot, n) and (want is None or np.array_equal(got.draws, want))
+            counts = got.counts()
+            assert counts.dtype == np.float64 and np.array_equal(counts, count_matrix(n, n_boot, seed))
+            assert (counts.sum(axis=1) == n).all()
     assert set(memo) == {(n, n_boot, seed) for n in sizes}
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(0, 300), n_boot=st.integers(0, 80), k=st.integers(1, 4), block=st.sampled_from([1, 5, 32, 1000]),
+       seed=st.integers(0, 5))
+def test_replicate_sums_are_the_count_matrix_product_whatever_the_block(n, n_boot, k, block, seed):
+    values = np.random.default_rng(seed).random((n, k))
+    drawn = Resamples(n, n_boot, seed)
+    want = drawn.sums(values)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bootstrap, "BLOCK", block)
+        got = drawn.sums(values)
+        assert np.array_equal(drawn.sums(values[:, 0]), got[:, 0])
+        for j in range(k):  # a column's sums do not depend on the columns summed with it
+            assert drawn.sums(values[:, [j]]).tobytes() == np.ascontiguousarray(got[:, [j]]).tobytes()
+    assert got.tobytes() == want.tobytes()  # bit for bit: each replicate summed in the same order
+    # and the product itself (a slow loop over the draws; equal up to the order of the additions)
+    slow = np.array([[sum(values[q, j] for q in row) for j in range(k)] for row in drawn.draws.astype(np.int64)])
+    assert np.allclose(got, slow.reshape(n_boot, k), rtol=1e-12, atol=1e-12)
+
+
+_BLAS_PROBE = """
+import numpy as np
+from eval.bootstrap import RatioMetric, bootstrap_ci, mean_metric, paired_test
+rng = np.random.default_rng(5)
+n = 3000
+a = {f"m{i}": mean_metric(np.where(rng.random(n) < 0.2, np.nan, rng.random(n))) for i in range(6)}
+a["micro"] = RatioMetric(rng.integers(0, 9, n).astype(float), rng.integers(1, 9, n).astype(float), 0.0)
+b = {k: RatioMetric(m.num * 0.9, m.den, m.empty) for k, m in a.items()}
+print(repr(bootstrap_ci(a, n_boot=500, seed=2)), repr(paired_test(a, b, n_boot=300, n_perm=300, seed=2)))
+"""
+
+
+def test_intervals_do_not_depend_on_the_blas_threads():
+    # the resampled sums are numpy's own loops, not BLAS: a threaded BLAS splits the sums by the machine's
+    # cores, and the intervals' last digits followed (another machine, other bytes)
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for threads in ("1", "2", "4"):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        done = subprocess.run([sys.executable, "-c", _BLAS_PROBE], env=env, capture_output=True, text=True, check=True)
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
