@@ -182,16 +182,17 @@ def _replicates(resamples: Resamples, metrics: Mapping[str, RatioMetric]) -> dic
         return {}
     names = list(metrics)
     # every distinct column summed once (denominators repeat: all ones, one mask for many measures)
-    where: dict[bytes, int] = {}
-    columns = []
-    for part in ("num", "den"):
-        for k in names:
-            column = np.asarray(getattr(metrics[k], part), dtype=np.float64)
-            if where.setdefault(column.tobytes(), len(columns)) == len(columns):
-                columns.append(column)
-    sums = resamples.sums(np.stack(columns, axis=1))
-    top = sums[:, [where[np.asarray(metrics[k].num, dtype=np.float64).tobytes()] for k in names]]
-    bottom = sums[:, [where[np.asarray(metrics[k].den, dtype=np.float64).tobytes()] for k in names]]
+    slot: dict[bytes, int] = {}
+    distinct: list[np.ndarray] = []
+    index = []
+    for column in (np.asarray(getattr(metrics[k], part), dtype=np.float64) for part in ("num", "den") for k in names):
+        key = column.tobytes()
+        if key not in slot:
+            slot[key] = len(distinct)
+            distinct.append(column)
+        index.append(slot[key])
+    sums = resamples.sums(np.stack(distinct, axis=1))[:, index]
+    top, bottom = sums[:, :len(names)], sums[:, len(names):]
     empty = np.array([metrics[k].empty for k in names])
     with np.errstate(divide="ignore", invalid="ignore"):
         vals = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), empty[None, :])
