@@ -8,7 +8,9 @@ replacement; with ``C[b, q]`` the number of times question ``q`` was drawn::
 
     M_b = (C @ num)[b] / (C @ den)[b]
 
-(the products summed by numpy, not BLAS: :meth:`Resamples.sums`), so one count matrix, drawn once from a fixed seed, serves every metric, and the
+so one count matrix, drawn once from a fixed seed, serves every metric (its
+products are summed in one fixed order by numpy, never by BLAS, whose threads
+would make the last digits depend on the machine: :meth:`Resamples.sums`), and the
 95% interval is the 2.5th and 97.5th percentile of ``M_b`` (percentile
 bootstrap). Replicates whose denominator is 0 take the metric's empty value
 (0.0 for the published TRP, NaN otherwise, then ignored).

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -99,10 +103,6 @@ print(repr(bootstrap_ci(a, n_boot=500, seed=2)), repr(paired_test(a, b, n_boot=3
 def test_intervals_do_not_depend_on_the_blas_threads():
     # the resampled sums are numpy's own loops, not BLAS: a threaded BLAS splits the sums by the machine's
     # cores, and the intervals' last digits followed (another machine, other bytes)
-    import os
-    import subprocess
-    import sys
-
     outputs = set()
     for threads in ("1", "2", "4"):
         env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
