@@ -179,7 +179,7 @@ def kept_resamples(memo: dict[Any, Resamples] | None, n: int, n_boot: int = N_BO
     return kept
 
 
-def _replicates(resamples: Resamples, metrics: Mapping[str, RatioMetric]) -> dict[str, np.ndarray]:
+def _replicates(resamples: Resamples, metrics: Mapping[Any, RatioMetric]) -> dict[Any, np.ndarray]:
     if not metrics:
         return {}
     names = list(metrics)
@@ -245,8 +245,9 @@ def paired_test(
     n = len(a[names[0]].num)
     check_draws(n, n_perm, seed, "permutations", low=1)  # p_min = 1 / (n_perm + 1): at least one permutation
     resamples = Resamples(n, n_boot, seed)
-    rep_a = _replicates(resamples, {k: a[k] for k in names})
-    rep_b = _replicates(resamples, {k: b[k] for k in names})
+    # both runs' replicates from one pass over the counts (their denominators are mostly the same columns)
+    reps = _replicates(resamples, {**{("a", k): a[k] for k in names}, **{("b", k): b[k] for k in names}})
+    rep_a, rep_b = ({k: reps[side, k] for k in names} for side in ("a", "b"))
     rng = np.random.default_rng(seed + 1)
     swap = rng.random((n_perm, n)) < 0.5 if n else np.zeros((n_perm, 0), dtype=bool)
     swap_f = swap.astype(np.float64)

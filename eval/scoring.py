@@ -232,8 +232,8 @@ def to_json(
     out["rank"] = dict(ev.rank["macro"])
     out["ties"] = ev.ties["summary"]
     headline = headline_metrics(ev)
-    drawn = kept_resamples(memo, len(next(iter(headline.values())).num), n_boot, seed) if memo is not None else None
-    out["ci"] = bootstrap_ci(headline, n_boot=n_boot, seed=seed, resamples=drawn)
+    out["ci"] = bootstrap_ci(headline, n_boot=n_boot, seed=seed,
+                             resamples=kept_resamples(memo, len(next(iter(headline.values())).num), n_boot, seed))
     if ev.answer_rows is not None:
         out["answers"] = answers_report(ev.answer_rows, t_query_exposed=t_query_exposed)
     out["missing"] = ev.missing
