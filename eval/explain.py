@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from eval.evidence import QuestionRead, read_question
-from eval.keyspace import GoldTriple
+from eval.keyspace import GoldTriple, read_t_query
 from retriever import PoolSummary, Retriever, RetrieverConfig
 from tempbench_core.arrays import in_sorted
 from tempbench_core.errors import ConfigError, RunMismatchError
@@ -271,6 +271,24 @@ class Explainer:
         years = self.year[rows].astype(float)
         rows = rows[valid_at(years, years, float(t_query))]
         return np.unique(rows)
+
+    def expand_pools(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+        """Expand the run's pools of the ``(question, record)`` pairs that :attr:`pools` lacks, all together.
+
+        A whole run's pools cost less expanded at once (SPEC §2.4,
+        :meth:`retriever.Retriever.expand_from_many`) than one by one where an
+        attribution needs them.
+        """
+        todo = []
+        for question, record in pairs:
+            anchor = self.run_anchor(question, record)
+            if anchor is not None and question.get("id") not in self.pools:
+                todo.append((question, anchor))
+        if not todo:
+            return
+        made = self.retriever.expand_from_many([a for _, a in todo], [read_t_query(q) for q, _ in todo],
+                                                count_eligible=True)
+        self.pools = {**self.pools, **{q.get("id"): PoolSummary.of(e) for (q, _), e in zip(todo, made, strict=True)}}
 
     def pool_summary(self, question: Mapping[str, Any], anchor: int | None) -> PoolSummary | None:
         """The run's kept summary of the question's pool, or ``None`` when it must be expanded."""
@@ -503,6 +521,7 @@ def attribute_run(
         Optional ``progress(iterable, total)`` wrapper (a progress bar).
     """
     pairs = run_questions(run, questions)
+    explainer.expand_pools(pairs)
     items: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]] = pairs
     if progress is not None:
         items = progress(pairs, len(pairs))

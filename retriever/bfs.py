@@ -46,12 +46,15 @@ uncapped pool?" without gathering the last hop's rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from retriever.config import DEFAULTS
-from tempbench_core.arrays import first_occurrences, in_sorted, sorted_unique
+from retriever.selection import CapRule, Frontier, PoolSoFar, segment_starts, select_hop
+from retriever.selection import count_eligible as count_eligible_rows
+from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, sorted_unique
 from tempbench_core.schema import whole_year
 from tempbench_core.scratch import ThreadScratch
 
@@ -82,6 +85,12 @@ class Expansion:
     rows: np.ndarray
     hop_sizes: tuple[int, ...]
     eligible: tuple[int, ...] = ()
+
+
+#: Questions expanded together at most (bounds the temporary arrays of a hop).
+_BATCH = 256
+#: The pool of a question without an anchor.
+_NO_POOL = Expansion(_EMPTY, _EMPTY, ())
 
 
 @dataclass(frozen=True)
@@ -153,9 +162,9 @@ class BFS:
         self.hops = int(hops)
         self.caps = tuple(int(c) for c in caps)
         self.temporal_filter = bool(temporal_filter)
-        self.per_node = cap_scope == "per_node"
-        self.unique = cap_counts == "unique_triples"
+        self.rule = CapRule(per_node=cap_scope == "per_node", unique_triples=cap_counts == "unique_triples")
         self.tid = tids if tids is not None else triple_ids(self.head, np.asarray(kg.relation, dtype=np.int64), self.tail)
+        self._n_triples = int(self.tid.max()) + 1 if len(self.tid) else 1
         # all False between calls: the frontier's marks while eligible rows are counted, the targets' in meets
         self._scratch = ThreadScratch(self.n_entities, bool, False)
 
@@ -179,139 +188,126 @@ class BFS:
         return (inc.other_ends(self.head, self.tail)[1] if ends else inc.year_rows,
                 year_keys.searchsorted(keys, "left"), year_keys.searchsorted(keys, "right"))
 
-    def _select(self, values: np.ndarray, starts: np.ndarray, stops: np.ndarray, cap: int,
-                seen: np.ndarray, pool_tids: np.ndarray) -> np.ndarray:
-        """First eligible rows (edge-id order) of the union of the slices, per the cap rule.
+    def _slices(self, q: np.ndarray, nodes: np.ndarray, offsets: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Each ``(question, node)`` pair's eligible rows as a slice of :meth:`_layout`'s arrays.
 
-        Each slice is sorted. Slices are truncated to ``limit`` rows; the merged
-        result is exact for rows up to the smallest last-kept row of a truncated
-        slice (``bound``): every eligible row below ``bound`` is in it. When that
-        prefix is too short, ``limit`` doubles.
+        ``offsets``: each question's year offset in the ``(entity, year)``
+        index (-1: a year no row has), or ``None`` without the filter.
         """
-        if cap <= 0 or len(starts) == 0:
-            return _EMPTY
-        lengths = stops - starts
-        if len(starts) == 1 and len(seen) == 0 and not self.unique:
-            # one node, nothing seen yet (hop 1): its first `cap` eligible rows
-            return values[int(starts[0]) : int(starts[0]) + min(int(lengths[0]), cap)]
-        # a node's first cap + |seen| rows always hold its first `cap` unseen ones,
-        # so this limit is exact in "rows" mode at the first pass
-        limit = cap + len(seen)
-        while True:
-            truncated = lengths > limit
-            if truncated.any():
-                ends = np.where(truncated, starts + limit, stops)
-                bound = int(values[starts[truncated] + limit - 1].min())
-            else:
-                ends, bound = stops, None
-            merged = _gather(values, starts, ends)
-            if len(starts) > 1:
-                merged = sorted_unique(merged)
-            if len(seen):
-                merged = merged[~in_sorted(merged, seen)]
-            exact = merged if bound is None else merged[merged <= bound]
-            if not self.unique:
-                if len(exact) >= cap or bound is None:
-                    return exact[:cap]
-            else:
-                t = self.tid[exact]
-                first = first_occurrences(t)
-                is_new = np.zeros(len(exact), dtype=bool)
-                is_new[first] = True
-                is_new &= ~in_sorted(t, pool_tids)
-                count = np.cumsum(is_new)
-                if len(exact) and count[-1] >= cap:
-                    return exact[: int(np.searchsorted(count, cap)) + 1]
-                if bound is None:
-                    return exact
-            limit *= 2
+        inc = self.incidence
+        if offsets is None:
+            return inc.indptr[nodes], inc.indptr[nodes + 1]
+        off = offsets[q]
+        keys = nodes * inc.span + off
+        starts = inc.year_keys.searchsorted(keys, "left")
+        stops = inc.year_keys.searchsorted(keys, "right")
+        nowhere = off < 0
+        if nowhere.any():
+            starts[nowhere] = stops[nowhere] = 0
+        return starts, stops
 
-    def _count_eligible(self, frontier: np.ndarray, year: int | None, seen: np.ndarray) -> int:
-        """Distinct rows incident to ``frontier`` that pass the filter and are not in ``seen``.
+    def _layout(self) -> tuple[np.ndarray, np.ndarray]:
+        """The incidence layout the configured filter reads: its rows and, per position, the row's other end."""
+        inc = self.incidence
+        which = 1 if self.temporal_filter else 0
+        return (inc.year_rows if which else inc.rows), inc.other_ends(self.head, self.tail)[which]
 
-        A row incident to two frontier nodes is listed once under each (a
-        self-loop once in all), so the distinct rows are the listed ones minus
-        the rows joining two frontier nodes. Those are counted without reading
-        the longest list (a hub's, typically): a row joining two other nodes
-        is met twice in the lists read, one joining such a node to the hub
-        once. Only the rows' other ends are read (:meth:`_ranges` with
-        ``ends``): a row listed under a frontier node joins two of them when
-        its other end is one, and is a self-loop when that end is the node
-        itself. A seen row that is incident to the frontier passed the same
-        filter, so it is among the listed rows.
-        """
-        values, starts, stops = self._ranges(frontier, year, ends=True)
-        lengths = stops - starts
-        if len(frontier) == 1 and not len(seen):
-            return int(lengths.sum())
-        in_frontier = self._scratch.get()
-        in_frontier[frontier] = True
-        try:
-            joining = 0
-            if len(frontier) > 1:
-                hub = int(lengths.argmax())
-                rest = np.ones(len(frontier), dtype=bool)
-                rest[hub] = False
-                near = _gather(values, starts[rest], stops[rest])
-                owner = frontier[rest].repeat(lengths[rest])
-                apart = in_frontier[near]
-                apart &= near != owner
-                joining = (int(np.count_nonzero(apart)) + int(np.count_nonzero(near == frontier[hub]))) // 2
-            touched = int(np.count_nonzero(in_frontier[self.head[seen]] | in_frontier[self.tail[seen]])) if len(seen) else 0
-        finally:
-            in_frontier[frontier] = False
-        return int(lengths.sum()) - joining - touched
+    def _year_offsets(self, t_queries: Sequence[float]) -> np.ndarray | None:
+        """Each question's offset in the ``(entity, year)`` index, -1 for none (``None`` without the filter)."""
+        if not self.temporal_filter:
+            return None
+        inc = self.incidence
+        out = []
+        for t_query in t_queries:
+            year = whole_year(t_query)
+            offset = -1 if year is None else year - inc.min_year
+            out.append(offset if 0 <= offset < inc.span else -1)
+        return np.array(out, dtype=np.int64)
 
     def expand(self, anchor: int | None, t_query: float, count_eligible: bool = False) -> Expansion:
-        """Build the candidate pool of one question (SPEC §2.4).
+        """Build the candidate pool of one question (SPEC §2.4): :meth:`expand_many` of one."""
+        return self.expand_many([anchor], [t_query], count_eligible)[0]
 
-        ``count_eligible=True`` also counts, per hop, the rows the hop could have
-        taken before its cap (:attr:`Expansion.eligible`); the pool is the same.
+    def expand_many(self, anchors: Sequence[int | None], t_queries: Sequence[float],
+                    count_eligible: bool = False) -> list[Expansion]:
+        """The candidate pool of each question (SPEC §2.4), all hops of all questions at once.
+
+        Parameters
+        ----------
+        anchors:
+            Each question's anchor entity (``None``: no anchor, an empty pool).
+        t_queries:
+            Each question's query time.
+        count_eligible:
+            Also count, per hop, the rows the hop could have taken before its
+            cap (:attr:`Expansion.eligible`); the pools are the same.
+
+        Each hop selects every question's rows in one pass
+        (:func:`retriever.selection.select_hop`); the pools are the same as one
+        question at a time would give.
         """
-        if anchor is None:
-            return Expansion(_EMPTY, _EMPTY, ())
-        year = whole_year(t_query) if self.temporal_filter else None
-        visited = np.zeros(self.n_entities, dtype=bool)
-        visited[anchor] = True
-        frontier = np.array([anchor], dtype=np.int64)
-        seen = _EMPTY
-        pool_tids = _EMPTY
-        parts: list[np.ndarray] = []
-        sizes: list[int] = []
-        eligible: list[int] = []
+        out = [_NO_POOL] * len(anchors)
+        live = [i for i, a in enumerate(anchors) if a is not None]
+        for lo in range(0, len(live), _BATCH):
+            part = live[lo : lo + _BATCH]
+            pools = self._expand_batch([anchors[i] for i in part], [t_queries[i] for i in part], count_eligible)
+            for i, expansion in zip(part, pools, strict=True):
+                out[i] = expansion
+        return out
+
+    def _expand_batch(self, anchors: list[int], t_queries: list[float], count_eligible: bool) -> list[Expansion]:
+        """:meth:`expand_many` of questions that all have an anchor."""
+        n_q, n_rows, n_entities = len(anchors), len(self.head), self.n_entities
+        offsets = self._year_offsets(t_queries)
+        values, ends = self._layout()
+        q = np.arange(n_q, dtype=np.int64)
+        nodes = np.array(anchors, dtype=np.int64)
+        visited = q * n_entities + nodes  # packed (question, entity), sorted
+        pool = PoolSoFar(_EMPTY, np.zeros(n_q, dtype=np.int64), _EMPTY)
+        sizes = np.zeros((n_q, self.hops), dtype=np.int64)
+        eligible = np.zeros((n_q, self.hops), dtype=np.int64)
+        hop_q: list[np.ndarray] = []
+        hop_rows: list[np.ndarray] = []
         for h in range(self.hops):
-            cap = self.caps[h]
-            values, starts, stops = self._ranges(frontier, year)
-            if self.per_node:
-                picks = [self._select(values, starts[i : i + 1], stops[i : i + 1], cap, seen, pool_tids)
-                         for i in range(len(frontier))]
-                picks = [p for p in picks if len(p)]
-                cand = sorted_unique(np.concatenate(picks)) if picks else _EMPTY
-            else:
-                cand = self._select(values, starts, stops, cap, seen, pool_tids)
-            parts.append(cand)
-            sizes.append(len(cand))
+            if not len(q):
+                break  # no question has a frontier: nothing new, and no frontier for later hops
+            frontier = Frontier(q, nodes, *self._slices(q, nodes, offsets))
+            cand_q, cand = select_hop(values, frontier, self.caps[h], pool, n_q, n_rows, self.rule, self.tid)
+            taken = np.bincount(cand_q, minlength=n_q)
+            sizes[:, h] = eligible[:, h] = taken
+            hop_q.append(cand_q)
+            hop_rows.append(cand)
             if count_eligible:
-                if not self.per_node and not self.unique and len(cand) < cap:
-                    eligible.append(len(cand))  # under the cap: the hop took every eligible row
-                else:
-                    eligible.append(self._count_eligible(frontier, year, seen))
-            if len(cand) == 0:
-                # empty hop: nothing new, and no frontier for later hops
-                sizes.extend([0] * (self.hops - h - 1))
-                if count_eligible:
-                    eligible.extend([0] * (self.hops - h - 1))
-                break
+                wanted = np.zeros(n_q, dtype=bool)
+                wanted[q] = True
+                if not (self.rule.per_node or self.rule.unique_triples):
+                    wanted &= taken >= self.caps[h]  # under the cap the hop took every eligible row
+                if wanted.any():
+                    counted = count_eligible_rows(ends, frontier, pool, wanted, n_q, n_rows, n_entities,
+                                                  (self.head, self.tail), self._scratch.get())
+                    eligible[wanted, h] = counted[wanted]
             if h == self.hops - 1:
                 break  # the last hop's seen rows and frontier are never read
-            seen = sorted_unique(np.concatenate((seen, cand)))
-            if self.unique:
-                pool_tids = sorted_unique(np.concatenate((pool_tids, self.tid[cand])))
-            ends = sorted_unique(np.concatenate((self.head[cand], self.tail[cand])))
-            frontier = ends[~visited[ends]]
-            visited[frontier] = True
-        pool = np.concatenate(parts) if parts else _EMPTY
-        return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(eligible))
+            pool = PoolSoFar(np.sort(np.concatenate((pool.seen, cand_q * n_rows + cand))), pool.seen_count + taken,
+                             sorted_unique(np.concatenate((pool.triples, cand_q * self._n_triples + self.tid[cand])))
+                             if self.rule.unique_triples else _EMPTY)
+            reached = sorted_unique(np.concatenate((cand_q * n_entities + self.head[cand],
+                                                    cand_q * n_entities + self.tail[cand])))
+            reached = reached[~in_sorted(reached, visited)]
+            visited = np.sort(np.concatenate((visited, reached)))
+            q, nodes = np.divmod(reached, n_entities)
+        # each question's pool: its hops in order, each in edge-id order
+        pool_q = np.concatenate(hop_q) if hop_q else _EMPTY
+        order = np.argsort(pool_q, kind="stable")
+        pool_q, pool_rows = pool_q[order], (np.concatenate(hop_rows) if hop_rows else _EMPTY)[order]
+        firsts = first_occurrences(pool_q * self._n_triples + self.tid[pool_rows])
+        bounds = segment_starts(pool_q, n_q).tolist()
+        kept = segment_starts(pool_q[firsts], n_q).tolist()
+        candidates = pool_rows[firsts]
+        sizes_list, eligible_list = sizes.tolist(), eligible.tolist()
+        return [Expansion(pool_rows[bounds[j]:bounds[j + 1]], candidates[kept[j]:kept[j + 1]],
+                          tuple(sizes_list[j]), tuple(eligible_list[j]) if count_eligible else ())
+                for j in range(n_q)]
 
     def _walk_start(self, anchor: int | np.ndarray, t_query: float, temporal_filter: bool | None,
                     hops: int | None) -> tuple[int, bool, int | None, np.ndarray, np.ndarray]:
@@ -344,7 +340,7 @@ class BFS:
                 yield frontier, None
                 return
             values, starts, stops = self._ranges(frontier, year, on)
-            rows = _gather(values, starts, stops)
+            rows = gather_slices(values, starts, stops)
             if len(frontier) > 1:
                 rows = sorted_unique(rows)
             yield frontier, rows
@@ -383,7 +379,7 @@ class BFS:
         frontiers = [frontier] if depth >= 1 else []
         for _ in range(depth - 1):
             values, starts, stops = self._ranges(frontier, year, on, ends=True)
-            near = _gather(values, starts, stops)
+            near = gather_slices(values, starts, stops)
             if not len(near):
                 break
             near = sorted_unique(near)
@@ -421,7 +417,7 @@ class BFS:
             visited[frontier] = True
             for step in range(steps):
                 values, starts, stops = self._ranges(frontier, year, on, ends=True)
-                near = _gather(values, starts, stops)
+                near = gather_slices(values, starts, stops)
                 if is_target[near].any():
                     return True
                 if step == steps - 1 or not len(near):
@@ -453,18 +449,6 @@ class BFS:
         sizes = [len(p) for p in parts] + [0] * (self.hops - len(parts))
         pool = np.concatenate(parts) if parts else _EMPTY
         return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(sizes))
-
-
-def _gather(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """``concatenate(values[starts[i]:stops[i]])`` without a Python loop over slices (read-only)."""
-    if len(starts) == 1:
-        return values[int(starts[0]) : int(stops[0])]  # one node: its slice as it is
-    lengths = stops - starts
-    total = int(lengths.sum())
-    if total == 0:
-        return _EMPTY
-    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return values[np.arange(total, dtype=np.int64) + shift]
 
 
 def dedup_first(pool: np.ndarray, tid: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tempbench_core.arrays import sorted_rows
+from tempbench_core.arrays import gather_slices, sorted_rows, sorted_unique
 from tempbench_core.schema import whole_year
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,7 +130,7 @@ class Incidence:
     def rows_of_many(self, entities: np.ndarray | list[int]) -> np.ndarray:
         """Sorted unique rows incident to any of ``entities`` (vectorized)."""
         ents = np.asarray(entities, dtype=np.int64)
-        return np.unique(_gather(self.rows, self.indptr[ents], self.indptr[ents + 1]))
+        return sorted_unique(gather_slices(self.rows, self.indptr[ents], self.indptr[ents + 1]))
 
     def rows_at_many(self, entities: np.ndarray | list[int], year: int | float) -> np.ndarray:
         """Sorted unique rows with ``year`` incident to any of ``entities`` (vectorized)."""
@@ -141,16 +141,4 @@ class Incidence:
         keys = ents * self.span + offset
         lo = np.searchsorted(self.year_keys, keys, "left")
         hi = np.searchsorted(self.year_keys, keys, "right")
-        return np.unique(_gather(self.year_rows, lo, hi))
-
-
-def _gather(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """Concatenation of ``values[starts[i]:stops[i]]`` for all ``i`` without a Python loop."""
-    lengths = (stops - starts).astype(np.int64)
-    total = int(lengths.sum())
-    if total == 0:
-        return _EMPTY
-    # position p in the output belongs to slice i; its index is starts[i] + (p - offset_i)
-    offsets = np.cumsum(lengths) - lengths
-    index = np.arange(total, dtype=np.int64) + np.repeat(starts.astype(np.int64) - offsets, lengths)
-    return values[index]
+        return sorted_unique(gather_slices(self.year_rows, lo, hi))

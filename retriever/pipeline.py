@@ -11,6 +11,7 @@ Usable from a notebook::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -22,7 +23,7 @@ from retriever.bfs import BFS, Expansion, PoolSummary
 from retriever.config import RetrieverConfig
 from retriever.ranking import Ranker
 from tempbench_core.errors import InputError
-from tempbench_core.memo import kept_for
+from tempbench_core.memo import keep, kept, kept_for
 from tempbench_core.schema import whole_year
 
 
@@ -159,6 +160,11 @@ class Retriever:
         anchor = self.anchor(question) if anchor is None else anchor
         return self.bfs.expand(anchor.index, _t_query(question))
 
+    def expand_many(self, questions: Sequence[dict[str, Any]]) -> list[Expansion]:
+        """:meth:`expand` of each question, the pools expanded together."""
+        anchors = [self.anchor(q).index for q in questions]
+        return self.bfs.expand_many(anchors, [_t_query(q) for q in questions])
+
     def expand_from(self, anchor: int | None, t_query: float, count_eligible: bool = False) -> Expansion:
         """SPEC §2.4's candidate pool from a given anchor (an entity index, ``None`` for none).
 
@@ -166,6 +172,11 @@ class Retriever:
         taken before its cap (:class:`~retriever.bfs.PoolSummary`).
         """
         return self.bfs.expand(anchor, t_query, count_eligible=count_eligible)
+
+    def expand_from_many(self, anchors: Sequence[int | None], t_queries: Sequence[float],
+                         count_eligible: bool = False) -> list[Expansion]:
+        """:meth:`expand_from` of each ``(anchor, t_query)``, the pools expanded together."""
+        return self.bfs.expand_many(anchors, t_queries, count_eligible=count_eligible)
 
     def reach(self, anchor: int | None, t_query: float, temporal_filter: bool | None = None,
               hops: int | None = None) -> np.ndarray:
@@ -210,43 +221,53 @@ class Retriever:
 
     def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False,
                             shared: dict[Any, Any] | None = None) -> tuple[dict[str, Any], RetrievalStats]:
-        """The run record of ``question`` (SPEC §6.1) and its bookkeeping (with its pool's summary when ``keep_pool``).
+        """The run record of ``question`` (SPEC §6.1) and its bookkeeping: :meth:`retrieve_many` of one."""
+        return self.retrieve_many([question], keep_pool, shared)[0]
+
+    def retrieve_many(self, questions: Sequence[dict[str, Any]], keep_pool: bool = False,
+                      shared: dict[Any, Any] | None = None) -> list[tuple[dict[str, Any], RetrievalStats]]:
+        """The run record of each question (SPEC §6.1) and its bookkeeping (with its pool's summary when ``keep_pool``).
+
+        The pools of all the questions are expanded together
+        (:meth:`~retriever.bfs.BFS.expand_many`), then each is ranked.
 
         ``shared``: an optional cache, kept by the caller, that retrievers of
         several configurations over this same index share
-        (:func:`tempbench_core.memo.kept_for`): the question's gold anchor, and
-        its pool and ranking from a given anchor, are made once for all the
-        configurations that agree on them (:func:`from_anchor_key`; the linker
-        often finds the oracle's anchor). The records are the same with or
-        without it.
+        (:mod:`tempbench_core.memo`): a question's gold anchor, and its pool and
+        ranking from a given anchor, are made once for all the configurations
+        that agree on them (:func:`from_anchor_key`; the linker often finds the
+        oracle's anchor). The records are the same with or without it.
         """
-        t_query = _t_query(question)
-        qid = question.get("id")
-        gold = kept_for(shared, ("gold anchor", qid, self.config.oracle_label_ties), question,
-                        lambda: self.oracle(question))
-        anchor = gold if self.linker is None else self.linker(question)
-        expansion, evidence, ties = kept_for(
-            shared, ("retrieved", qid, anchor.index, self._from_anchor, keep_pool), question,
-            lambda: self._retrieve_from(question, anchor.index, t_query, keep_pool))
-        rows = expansion.rows
-        record = {
-            "id": question.get("id"),
-            "split": question.get("split"),
-            "anchor": anchor.record(),
-            "evidence": evidence,
-            "cutoff_ties": ties,
-        }
-        hit = None if gold.index is None else anchor.index == gold.index
-        stats = RetrievalStats(hit, gold.ambiguous, len(expansion.pool), len(rows), expansion.hop_sizes,
-                               oracle_by_label=_gold_subject_by_label(question),
-                               pool=PoolSummary.of(expansion) if keep_pool else None)
-        return record, stats
-
-    def _retrieve_from(self, question: dict[str, Any], anchor: int | None, t_query: float,
-                       count_eligible: bool) -> tuple[Expansion, list[dict[str, Any]], list[dict[str, Any]]]:
-        """The pool from ``anchor`` and its ranking: ``(expansion, evidence, cutoff_ties)``."""
-        expansion = self.bfs.expand(anchor, t_query, count_eligible=count_eligible)
-        return (expansion, *self.rank(question, expansion.rows))
+        t_queries = [_t_query(q) for q in questions]
+        golds = [kept_for(shared, ("gold anchor", q.get("id"), self.config.oracle_label_ties), q,
+                          lambda q=q: self.oracle(q)) for q in questions]
+        anchors = golds if self.linker is None else [self.linker(q) for q in questions]
+        keys = [("retrieved", q.get("id"), a.index, self._from_anchor, keep_pool) for q, a in zip(questions, anchors,
+                                                                                                  strict=True)]
+        found = [kept(shared, key, q) for key, q in zip(keys, questions, strict=True)]
+        todo = [i for i, known in enumerate(found) if known is None]
+        pools = self.bfs.expand_many([anchors[i].index for i in todo], [t_queries[i] for i in todo],
+                                     count_eligible=keep_pool)
+        for i, expansion in zip(todo, pools, strict=True):
+            made = (expansion, *self.rank(questions[i], expansion.rows))
+            keep(shared, keys[i], questions[i], made)
+            found[i] = (made,)
+        out = []
+        for question, gold, anchor, known in zip(questions, golds, anchors, found, strict=True):
+            expansion, evidence, ties = known[0]  # type: ignore[index]
+            record = {
+                "id": question.get("id"),
+                "split": question.get("split"),
+                "anchor": anchor.record(),
+                "evidence": evidence,
+                "cutoff_ties": ties,
+            }
+            hit = None if gold.index is None else anchor.index == gold.index
+            stats = RetrievalStats(hit, gold.ambiguous, len(expansion.pool), len(expansion.rows), expansion.hop_sizes,
+                                   oracle_by_label=_gold_subject_by_label(question),
+                                   pool=PoolSummary.of(expansion) if keep_pool else None)
+            out.append((record, stats))
+        return out
 
     def retrieve(self, question: dict[str, Any]) -> dict[str, Any]:
         """The run record of one question (SPEC §6.1): anchor, ranked evidence, cut-off ties."""

@@ -77,8 +77,7 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
     records = []
     pools: list[PoolSummary] = []
     stats: dict[str, Any] = {"ids": [], "anchor_hit": [], **dict.fromkeys(COUNTS, 0)}
-    for q in questions[lo:hi]:
-        record, st = retriever.retrieve_with_stats(q, keep_pool=keep_pools, shared=shared)  # type: ignore[arg-type]
+    for record, st in retriever.retrieve_many(questions[lo:hi], keep_pool=keep_pools, shared=shared):  # type: ignore[arg-type]
         if keep_pools:
             pools.append(st.pool)  # type: ignore[arg-type]
         records.append(record)

@@ -113,7 +113,7 @@ def sweep_runs(
         retriever = Retriever(index, config)
         key = pool_key(config)
         if key not in pools_of:
-            pools = [retriever.expand(q) for q in questions]
+            pools = retriever.expand_many(questions)
             digest = _pools_digest(pools)
             pools_of[key] = (digest, by_digest.setdefault(digest, pools))
         digest, pools = pools_of[key]

@@ -1,4 +1,4 @@
-"""Sorting and set operations on integer arrays, shared by the index build, the BFS and the loss attribution.
+"""Sorting, set operations and slices of integer arrays, shared by the index build, the BFS and the loss attribution.
 
 A sort and a neighbour test beat ``np.unique``'s and ``np.isin``'s general
 machinery on the small, already nearly sorted arrays of one question's pool;
@@ -47,6 +47,22 @@ def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     pos = np.searchsorted(sorted_set, values)
     pos[pos == len(sorted_set)] = 0
     return sorted_set[pos] == values
+
+
+def gather_slices(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """``concatenate([values[starts[i]:stops[i]] for i])`` without a Python loop over the slices.
+
+    One slice comes back as a view of ``values``: read it, do not write it.
+    """
+    if len(starts) == 1:
+        return values[int(starts[0]) : int(stops[0])]
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return values[:0]
+    # position p of the output belongs to slice i and reads values[starts[i] + (p - offset_i)]
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return values[np.arange(total, dtype=np.int64) + shift]
 
 
 def sorted_rows(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> list[np.ndarray]:

@@ -109,7 +109,8 @@ class AuditContext:
                 self.run_sources[config] = absolute(path)  # whatever folder the command ran in
             else:
                 retriever = Retriever(self.index, load_config(config))
-                self._runs[config] = {q["id"]: retriever.retrieve(q) for q in self.split_questions(self.split)}
+                records = retriever.retrieve_many(self.split_questions(self.split))
+                self._runs[config] = {record["id"]: record for record, _ in records}
                 self.run_sources[config] = f"in memory ({self.split} split)"
         return self._runs[config]
 
