@@ -4,10 +4,12 @@ plain breadth-first distances over the rows that pass the filter, on random tiny
 from __future__ import annotations
 
 from collections import deque
+from types import SimpleNamespace
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.retriever import SlowRetriever
 from reference.tiny import make_index
 
 from retriever.bfs import BFS
@@ -98,3 +100,49 @@ def test_eligible_rows_are_counted_exactly(rows, anchor, hops, caps, on, per_nod
         seen |= set(cand)
         frontier = {int(e) for r in cand for e in (kg.head[r], kg.tail[r])} - visited
         visited |= frontier
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 1), st.integers(0, 5), st.integers(2000, 2001)),
+                     min_size=1, max_size=40),
+       questions=st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 6)),
+                                    st.sampled_from([2000.0, 2001.0, 2001.5, 1990.0])), min_size=1, max_size=7),
+       hops=st.integers(1, 3), caps=st.lists(st.integers(0, 6), min_size=3, max_size=3), on=st.booleans(),
+       per_node=st.booleans(), unique=st.booleans())
+def test_questions_expanded_together_equal_the_slow_pseudo_code_one_by_one(rows, questions, hops, caps, on, per_node,
+                                                                            unique):
+    """SPEC §2.4: a batch of questions (anchors absent, repeated, outside the KG's years) gives each question the
+    pool, candidates, hop sizes and eligible counts of the slow reference run on it alone."""
+    index = make_index([(f"E{s}", f"P{r}", f"E{o}", y) for s, r, o, y in rows], {})
+    kg = index.kg
+    cfg = SimpleNamespace(hops=hops, caps=tuple(caps), temporal_filter=on,
+                          cap_scope="per_node" if per_node else "per_hop",
+                          cap_counts="unique_triples" if unique else "rows")
+    bfs = BFS(kg, index.incidence, hops=hops, caps=caps, temporal_filter=on, cap_scope=cfg.cap_scope,
+              cap_counts=cfg.cap_counts)
+    slow = SlowRetriever(kg, index.entity_labels, index.relation_labels)
+    anchors = [None if a is None else kg.entity_index.get(f"E{a}") for a, _ in questions]
+    t_queries = [t for _, t in questions]
+    for counted in (False, True):
+        got = bfs.expand_many(anchors, t_queries, count_eligible=counted)
+        assert len(got) == len(questions)
+        for exp, anchor, t_query in zip(got, anchors, t_queries, strict=True):
+            assert exp.pool.tolist() == slow.raw_pool(anchor, t_query, cfg)
+            assert exp.rows.tolist() == slow.pool(anchor, t_query, cfg)
+            if anchor is None:
+                assert exp.hop_sizes == () and exp.eligible == ()
+                continue
+            assert sum(exp.hop_sizes) == len(exp.pool) and len(exp.hop_sizes) == hops
+            if not counted:
+                assert exp.eligible == ()
+                continue
+            frontier, visited, seen, start = {anchor}, {anchor}, set(), 0
+            for h, taken in enumerate(exp.hop_sizes):
+                listed = {r for r in range(kg.n_rows) if (int(kg.head[r]) in frontier or int(kg.tail[r]) in frontier)
+                          and slow.passes(r, t_query, on) and r not in seen}
+                assert exp.eligible[h] == len(listed)
+                cand = exp.pool[start:start + taken].tolist()
+                start += taken
+                seen |= set(cand)
+                frontier = {int(e) for r in cand for e in (kg.head[r], kg.tail[r])} - visited
+                visited |= frontier
