@@ -68,7 +68,7 @@ import numpy as np
 from eval.evidence import QuestionRead, read_question
 from eval.keyspace import GoldTriple, read_t_query
 from retriever import PoolSummary, Retriever, RetrieverConfig
-from tempbench_core.arrays import in_sorted
+from tempbench_core.arrays import in_sorted, sorted_unique
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, dumps_json
 from tempbench_core.memo import kept_for
@@ -270,7 +270,7 @@ class Explainer:
         rows = rows[keep]
         years = self.year[rows].astype(float)
         rows = rows[valid_at(years, years, float(t_query))]
-        return np.unique(rows)
+        return sorted_unique(rows)
 
     def expand_pools(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
         """Expand the run's pools of the ``(question, record)`` pairs that :attr:`pools` lacks, all together.

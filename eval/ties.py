@@ -169,7 +169,7 @@ def _hard_rank_groups(table: EvidenceTable, n_ret: np.ndarray) -> tuple[np.ndarr
     begins_inside = kpos[starts] < n_ret[kq[starts]]
     rel_in_group = np.bincount(group[k_rel], minlength=n_groups) > 0
     needs = begins_inside & (size > 1) & rel_in_group & all_scored[kq[starts]]
-    hard[np.unique(kq[starts[needs]])] = True
+    hard[kq[starts[needs]]] = True
     return hard, k_rel, order
 
 

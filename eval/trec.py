@@ -84,6 +84,7 @@ import numpy as np
 from eval.evidence import SPACES, EvidenceTable, Item, Resolved, resolve
 from eval.keyspace import DEFAULT_KEY, gold_classes
 from eval.relevance import group_ids, hit_matrix
+from tempbench_core.arrays import sorted_unique, unique_inverse
 from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
 from tempbench_core.memo import kept_for
@@ -372,10 +373,13 @@ def _point_classes(table: EvidenceTable, i: int, space: str) -> list[bool]:
 
 def _spans(ts: np.ndarray, te: np.ndarray) -> list[str]:
     """``format_span`` of each ``(t_start, t_end)``, made once per distinct pair of float bit patterns."""
-    pairs = np.stack([ts.view(np.int64), te.view(np.int64)], axis=1)
-    distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
-    texts = [format_span(a, b) for a, b in distinct.view(np.float64).tolist()]
-    return np.array(texts, dtype=object)[inverse.reshape(-1)].tolist() if len(texts) else []
+    starts, start_of = unique_inverse(ts.view(np.int64))
+    ends, end_of = unique_inverse(te.view(np.int64))
+    pairs, inverse = unique_inverse(start_of * max(len(ends), 1) + end_of)
+    first, second = np.divmod(pairs, max(len(ends), 1))
+    texts = [format_span(a, b) for a, b in zip(starts[first].view(np.float64).tolist(),
+                                               ends[second].view(np.float64).tolist(), strict=True)]
+    return np.array(texts, dtype=object)[inverse].tolist() if len(texts) else []
 
 
 def run_document_codes(table: EvidenceTable, space: str) -> DocumentCodes:
@@ -395,7 +399,7 @@ def run_document_codes(table: EvidenceTable, space: str) -> DocumentCodes:
     sel = np.flatnonzero(kept)[firsts]
     s_codes, r_codes, o_codes = items.s[sel], items.r[sel], items.o[sel]
     # each value escaped once (a run repeats its entities and relations on many items)
-    used = np.unique(np.concatenate([s_codes, r_codes, o_codes]))
+    used = sorted_unique(np.concatenate([s_codes, r_codes, o_codes]))
     escaped = np.empty(len(table.values), dtype=object)
     escaped[used] = [escape(v if isinstance(v, str) else str(v)) for v in (table.values[c] for c in used.tolist())]
     names = list(map(SEPARATOR.join, zip(escaped[s_codes].tolist(), escaped[r_codes].tolist(),

@@ -30,6 +30,7 @@ import numpy as np
 
 from eval.evidence import EvidenceTable, resolve
 from eval.keyspace import DEFAULT_KEY
+from tempbench_core.arrays import sorted_unique
 
 
 def trp_ccr_arrays(table: EvidenceTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -43,7 +44,7 @@ def trp_ccr_arrays(table: EvidenceTable) -> tuple[np.ndarray, np.ndarray, np.nda
     n_ret = np.diff(items.start)
     hit = table.hits(items)
     hits = np.bincount(items.q[hit], minlength=table.n)
-    distinct = np.unique(items.gid[hit])
+    distinct = sorted_unique(items.gid[hit])
     covered = np.bincount(np.searchsorted(table.cls_start, distinct, side="right") - 1, minlength=table.n)
     ccr = ((table.n_gold > 0) & (covered == table.n_gold)).astype(np.int64)
     return n_ret, hits, ccr

@@ -48,3 +48,23 @@ def test_sorted_unique_first_occurrences_in_sorted() -> None:
     assert arrays.first_occurrences(values).tolist() == [0, 1, 3, 5]
     assert arrays.in_sorted(np.array([1, 2, 9, 10]), np.array([1, 3, 9])).tolist() == [True, False, True, False]
     assert arrays.in_sorted(np.array([1]), np.array([], dtype=np.int64)).tolist() == [False]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-(1 << 62), 1 << 62) | st.integers(-3, 3), max_size=50))
+def test_unique_inverse_and_sorted_unique_are_plain_python_sets(values: list[int]) -> None:
+    a = np.array(values, dtype=np.int64)
+    distinct, inverse = arrays.unique_inverse(a)
+    assert distinct.tolist() == sorted(set(values)) == arrays.sorted_unique(a).tolist()
+    assert distinct[inverse].tolist() == values and inverse.dtype == np.int64
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 9), max_size=6), max_size=6))
+def test_gather_slices_is_the_concatenation_of_the_slices(bounds: list[list[int]]) -> None:
+    values = np.arange(100, 110, dtype=np.int64)
+    pairs = [(min(b[:2], default=0), max(b[:2], default=0)) for b in bounds]
+    starts = np.array([p[0] for p in pairs], dtype=np.int64)
+    stops = np.array([p[1] for p in pairs], dtype=np.int64)
+    expected = [v for lo, hi in pairs for v in values[lo:hi].tolist()]
+    assert arrays.gather_slices(values, starts, stops).tolist() == expected
