@@ -201,7 +201,8 @@ class Retriever:
         """Whether the configuration's BFS filters rows by time (SPEC §2.4)."""
         return self.config.temporal_filter
 
-    def rank(self, question: dict[str, Any], pool: Expansion | np.ndarray) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def rank(self, question: dict[str, Any], pool: Expansion | np.ndarray,
+             shared: dict[Any, Any] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """``(evidence, cutoff_ties)`` of ``question`` for a given candidate pool (SPEC §2.5, §6.1).
 
         Parameters
@@ -212,11 +213,16 @@ class Retriever:
             An :class:`~retriever.bfs.Expansion` (from :meth:`expand` of any
             retriever with the same :func:`pool_key`) or deduplicated row ids in
             pool order.
+        shared:
+            An optional cache of what depends on the question alone (its query
+            terms), kept by the caller across configurations.
         """
         rows = pool.rows if isinstance(pool, Expansion) else np.asarray(pool, dtype=np.int64)
         if not len(rows):
             return [], []
-        terms = self.index.bm25.query_terms(query_text(question, self.config.query_includes_t_query))
+        with_year = self.config.query_includes_t_query
+        terms = kept_for(shared, ("query terms", question.get("id"), with_year), question,
+                         lambda: self.index.bm25.query_terms(query_text(question, with_year)))
         return self.ranker.rank_items(terms, rows)
 
     def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False,
@@ -249,7 +255,7 @@ class Retriever:
         pools = self.bfs.expand_many([anchors[i].index for i in todo], [t_queries[i] for i in todo],
                                      count_eligible=keep_pool)
         for i, expansion in zip(todo, pools, strict=True):
-            made = (expansion, *self.rank(questions[i], expansion.rows))
+            made = (expansion, *self.rank(questions[i], expansion.rows, shared))
             keep(shared, keys[i], questions[i], made)
             found[i] = (made,)
         out = []
