@@ -71,7 +71,7 @@ from retriever import PoolSummary, Retriever, RetrieverConfig
 from tempbench_core.arrays import in_sorted, sorted_unique
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, dumps_json
-from tempbench_core.memo import kept_for
+from tempbench_core.memo import keep, kept, kept_for
 from tempbench_core.runfile import meta_path, read_meta
 from tempbench_core.schema import valid_at
 
@@ -190,8 +190,8 @@ class Explainer:
     shared:
         A cache, kept by a caller explaining the same question objects on this
         index under several configurations, of what depends on the question
-        alone (its parsed gold, its hops' valid rows, the unfiltered walks from
-        an anchor).
+        alone (its parsed gold, its hops' valid rows, the walks from an
+        anchor); without one the explainer keeps its own.
     """
 
     def __init__(self, index: Any, config: Any, pools: Mapping[Any, PoolSummary | None] | None = None,
@@ -199,7 +199,7 @@ class Explainer:
         self.index = index
         self.config = config
         self.pools = pools or {}
-        self.shared = shared
+        self.shared = {} if shared is None else shared
         self.retriever = Retriever(index, config)
         kg = index.kg
         self.head = np.asarray(kg.head, dtype=np.int64)
@@ -272,23 +272,31 @@ class Explainer:
         rows = rows[valid_at(years, years, float(t_query))]
         return sorted_unique(rows)
 
-    def expand_pools(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
-        """Expand the run's pools of the ``(question, record)`` pairs that :attr:`pools` lacks, all together.
+    def prepare(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+        """Walk, for all the ``(question, record)`` pairs at once, what their attributions may read (SPEC §2.4, §7).
 
-        A whole run's pools cost less expanded at once (SPEC §2.4,
-        :meth:`retriever.Retriever.expand_from_many`) than one by one where an
-        attribution needs them.
+        The run's pools that :attr:`pools` lacks, and each anchor's reach under
+        the run's filter (the uncapped pool), kept in :attr:`shared`: a whole
+        shard's walks cost less taken together
+        (:meth:`retriever.Retriever.expand_from_many`,
+        :meth:`~retriever.Retriever.reach_many`) than one by one where a hop
+        needs them. The attributions are the same.
         """
-        todo = []
+        anchored = []
         for question, record in pairs:
             anchor = self.run_anchor(question, record)
-            if anchor is not None and question.get("id") not in self.pools:
-                todo.append((question, anchor))
-        if not todo:
-            return
-        made = self.retriever.expand_from_many([a for _, a in todo], [read_t_query(q) for q, _ in todo],
-                                                count_eligible=True)
-        self.pools = {**self.pools, **{q.get("id"): PoolSummary.of(e) for (q, _), e in zip(todo, made, strict=True)}}
+            if anchor is not None:
+                anchored.append((question, anchor))
+        todo = [(q, a) for q, a in anchored if q.get("id") not in self.pools]
+        if todo:
+            made = self.retriever.expand_from_many([a for _, a in todo], [read_t_query(q) for q, _ in todo],
+                                                    count_eligible=True)
+            self.pools = {**self.pools, **{q.get("id"): PoolSummary.of(e) for (q, _), e in zip(todo, made, strict=True)}}
+        keys = [(q, _reach_key(q, a, self.retriever.temporal_filter, self.config.hops)) for q, a in anchored]
+        todo = [(q, a, key) for (q, a), (_, key) in zip(anchored, keys, strict=True) if kept(self.shared, key, q) is None]
+        reached = self.retriever.reach_many([a for _, a, _ in todo], [read_t_query(q) for q, _, _ in todo])
+        for (q, _, key), entities in zip(todo, reached, strict=True):
+            keep(self.shared, key, q, entities)
 
     def pool_summary(self, question: Mapping[str, Any], anchor: int | None) -> PoolSummary | None:
         """The run's kept summary of the question's pool, or ``None`` when it must be expanded."""
@@ -424,10 +432,9 @@ class _Pools:
         key = None if filtered is None or filtered == self.retriever.temporal_filter else filtered
         if key not in self._reach:
             on = self.retriever.temporal_filter if key is None else key
-            qid = None if self.question is None else self.question.get("id")
             self._reach[key] = kept_for(
                 self.shared if self.question is not None else None,
-                ("reach", qid, self.anchor, on, self.retriever.config.hops), self.question,
+                _reach_key(self.question, self.anchor, on, self.retriever.config.hops), self.question,
                 lambda: self.retriever.reach(self.anchor, self.t_query, temporal_filter=key))
         return self._reach[key]
 
@@ -482,6 +489,11 @@ class _Pools:
         }
 
 
+def _reach_key(question: Any, anchor: int | None, on: bool, hops: int) -> tuple[Any, ...]:
+    """The cache key of a question's reach from ``anchor`` with the filter ``on`` or off, at depth ``hops``."""
+    return ("reach", None if question is None else question.get("id"), anchor, bool(on), int(hops))
+
+
 def _member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     # one allowed value (the id-space case) is a plain comparison
     return values == allowed[0] if len(allowed) == 1 else np.isin(values, allowed)
@@ -521,7 +533,7 @@ def attribute_run(
         Optional ``progress(iterable, total)`` wrapper (a progress bar).
     """
     pairs = run_questions(run, questions)
-    explainer.expand_pools(pairs)
+    explainer.prepare(pairs)
     items: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]] = pairs
     if progress is not None:
         items = progress(pairs, len(pairs))

@@ -206,15 +206,15 @@ class BFS:
             starts[nowhere] = stops[nowhere] = 0
         return starts, stops
 
-    def _layout(self) -> tuple[np.ndarray, np.ndarray]:
-        """The incidence layout the configured filter reads: its rows and, per position, the row's other end."""
+    def _layout(self, on: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The incidence layout a walk with the filter ``on`` or off reads: its rows and, per position, the row's other
+        end."""
         inc = self.incidence
-        which = 1 if self.temporal_filter else 0
-        return (inc.year_rows if which else inc.rows), inc.other_ends(self.head, self.tail)[which]
+        return (inc.year_rows if on else inc.rows), inc.other_ends(self.head, self.tail)[1 if on else 0]
 
-    def _year_offsets(self, t_queries: Sequence[float]) -> np.ndarray | None:
+    def _year_offsets(self, t_queries: Sequence[float], on: bool) -> np.ndarray | None:
         """Each question's offset in the ``(entity, year)`` index, -1 for none (``None`` without the filter)."""
-        if not self.temporal_filter:
+        if not on:
             return None
         inc = self.incidence
         out = []
@@ -258,8 +258,8 @@ class BFS:
     def _expand_batch(self, anchors: list[int], t_queries: list[float], count_eligible: bool) -> list[Expansion]:
         """:meth:`expand_many` of questions that all have an anchor."""
         n_q, n_rows, n_entities = len(anchors), len(self.head), self.n_entities
-        offsets = self._year_offsets(t_queries)
-        values, ends = self._layout()
+        offsets = self._year_offsets(t_queries, self.temporal_filter)
+        values, ends = self._layout(self.temporal_filter)
         q = np.arange(n_q, dtype=np.int64)
         nodes = np.array(anchors, dtype=np.int64)
         visited = q * n_entities + nodes  # packed (question, entity), sorted
@@ -360,6 +360,7 @@ class BFS:
         row is in the uncapped pool exactly when it passes the filter and its
         head or tail is one of them. The rows of the last hop are never
         gathered, which keeps a hub at the edge of the ball cheap.
+        :meth:`reach_many` of one.
 
         Parameters
         ----------
@@ -372,23 +373,44 @@ class BFS:
         hops:
             The BFS depth (default: the configured one).
         """
-        if anchor is None:
-            return _EMPTY
-        # the hops of _levels without their rows: each frontier from the last one's neighbours
-        depth, on, year, visited, frontier = self._walk_start(anchor, t_query, temporal_filter, hops)
-        frontiers = [frontier] if depth >= 1 else []
+        return self.reach_many([anchor], [t_query], temporal_filter, hops)[0]
+
+    def reach_many(self, anchors: Sequence[int | None], t_queries: Sequence[float],
+                   temporal_filter: bool | None = None, hops: int | None = None) -> list[np.ndarray]:
+        """:meth:`reach` of each ``(anchor, t_query)``, the walks of all the questions taken together."""
+        out = [_EMPTY] * len(anchors)
+        live = [i for i, a in enumerate(anchors) if a is not None]
+        depth = self.hops if hops is None else int(hops)
+        on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
+        for lo in range(0, len(live), _BATCH):
+            part = live[lo : lo + _BATCH]
+            reached = self._reach_batch([anchors[i] for i in part], [t_queries[i] for i in part], on, depth)
+            for i, entities in zip(part, reached, strict=True):
+                out[i] = entities
+        return out
+
+    def _reach_batch(self, anchors: list[int], t_queries: list[float], on: bool, depth: int) -> list[np.ndarray]:
+        """:meth:`reach_many` of questions that all have an anchor: each frontier from the last one's neighbours."""
+        n_q, n_entities = len(anchors), self.n_entities
+        if depth < 1:
+            return [_EMPTY] * n_q
+        offsets = self._year_offsets(t_queries, on)
+        _, ends = self._layout(on)
+        q = np.arange(n_q, dtype=np.int64)
+        nodes = np.array(anchors, dtype=np.int64)
+        visited = q * n_entities + nodes  # packed (question, entity), sorted
         for _ in range(depth - 1):
-            values, starts, stops = self._ranges(frontier, year, on, ends=True)
-            near = gather_slices(values, starts, stops)
+            starts, stops = self._slices(q, nodes, offsets)
+            near = np.repeat(q * n_entities, stops - starts) + gather_slices(ends, starts, stops)
+            near = sorted_unique(near)
+            near = near[~in_sorted(near, visited)]
             if not len(near):
                 break
-            near = sorted_unique(near)
-            frontier = near[~visited[near]]
-            if not len(frontier):
-                break
-            visited[frontier] = True
-            frontiers.append(frontier)
-        return np.sort(np.concatenate(frontiers))
+            visited = np.sort(np.concatenate((visited, near)))
+            q, nodes = np.divmod(near, n_entities)
+        owner, entity = np.divmod(visited, n_entities)
+        bounds = segment_starts(owner, n_q).tolist()
+        return [entity[bounds[j]:bounds[j + 1]] for j in range(n_q)]
 
     def meets(self, nodes: np.ndarray, t_query: float, steps: int, targets: np.ndarray,
               temporal_filter: bool | None = None) -> bool:

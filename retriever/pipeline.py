@@ -189,6 +189,11 @@ class Retriever:
         """
         return self.bfs.reach(anchor, t_query, temporal_filter=temporal_filter, hops=hops)
 
+    def reach_many(self, anchors: Sequence[int | None], t_queries: Sequence[float],
+                   temporal_filter: bool | None = None, hops: int | None = None) -> list[np.ndarray]:
+        """:meth:`reach` of each ``(anchor, t_query)``, the walks taken together."""
+        return self.bfs.reach_many(anchors, t_queries, temporal_filter=temporal_filter, hops=hops)
+
     def meets(self, nodes: np.ndarray, t_query: float, steps: int, targets: np.ndarray,
               temporal_filter: bool | None = None) -> bool:
         """Whether an entity within ``steps`` steps of any of ``nodes`` is one of ``targets`` (sorted), in the graph

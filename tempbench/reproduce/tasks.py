@@ -76,10 +76,11 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
     # each question is explained once: nothing of an earlier shard is needed again
     explained = explainer.forget(keep=in_worker)
     explainer.pools = {record["id"]: pool for record, pool in zip(shard.records, shard.pools, strict=True)}
+    questions = inputs.chosen[lo:hi]
+    explainer.prepare(list(zip(questions, shard.records, strict=True)))
     run = {record["id"]: record for record in shard.records}
     part = browser_part(inputs.chosen, name, run, explainer, inputs.rows_from[name], span=range(lo, hi),
                         shared=inputs.shared)
-    questions = inputs.chosen[lo:hi]
     reads = [explainer.explain(q, record).read for q, record in zip(questions, shard.records, strict=True)]
     table = table_of(questions, reads, "auto", [record.get("evidence") for record in shard.records], inputs.shared)
     if in_worker:

@@ -57,6 +57,20 @@ def test_reach_is_the_ball_below_the_depth(rows, anchor, hops, on, t_query):
     assert bfs.reach(a, t_query, temporal_filter=on, hops=hops).tolist() == sorted(e for e, d in dist.items() if d < hops)
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=rows_strategy, questions=st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 10)),
+                                                        st.sampled_from([2000.0, 2001.0, 2001.5, 1950.0])),
+                                              min_size=1, max_size=6),
+       hops=st.integers(1, 4), on=st.booleans())
+def test_reaches_of_many_questions_are_each_ones_ball(rows, questions, hops, on):
+    index, bfs = _bfs(rows)
+    anchors = [None if a is None else index.kg.entity_index.get(f"E{a}") for a, _ in questions]
+    got = bfs.reach_many(anchors, [t for _, t in questions], temporal_filter=on, hops=hops)
+    for entities, a, (_, t_query) in zip(got, anchors, questions, strict=True):
+        dist = {} if a is None else _distances(index, [a], t_query, on)
+        assert entities.tolist() == sorted(e for e, d in dist.items() if d < hops)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=rows_strategy, nodes=st.lists(st.integers(0, 9), min_size=1, max_size=3),
        targets=st.lists(st.integers(0, 9), max_size=4), steps=st.integers(1, 3), on=st.booleans(),
