@@ -168,25 +168,17 @@ class BFS:
         # all False between calls: the frontier's marks while eligible rows are counted, the targets' in meets
         self._scratch = ThreadScratch(self.n_entities, bool, False)
 
-    def _ranges(self, frontier: np.ndarray, year: int | None, temporal_filter: bool | None = None,
+    def _ranges(self, frontier: np.ndarray, t_query: float, on: bool,
                 ends: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Eligible rows of each frontier node as slices ``values[starts[i]:stops[i]]`` (ascending).
+        """One question's frontier: each node's eligible rows as slices ``values[starts[i]:stops[i]]`` (ascending).
 
-        ``temporal_filter=None`` uses the configured filter. ``ends``: the
-        values are the rows' other endpoints instead (the same slices of
-        :meth:`~retriever.incidence.Incidence.other_ends`).
+        ``on``: the temporal filter. ``ends``: the values are the rows' other
+        endpoints instead (the same slices, :meth:`_layout`).
         """
-        inc = self.incidence
-        if not (self.temporal_filter if temporal_filter is None else temporal_filter):
-            values = inc.other_ends(self.head, self.tail)[0] if ends else inc.rows
-            return values, inc.indptr[frontier], inc.indptr[frontier + 1]
-        offset = None if year is None else year - inc.min_year
-        if offset is None or not 0 <= offset < inc.span:
-            return _EMPTY, np.zeros(len(frontier), dtype=np.int64), np.zeros(len(frontier), dtype=np.int64)
-        keys = frontier * inc.span + offset
-        year_keys = inc.year_keys
-        return (inc.other_ends(self.head, self.tail)[1] if ends else inc.year_rows,
-                year_keys.searchsorted(keys, "left"), year_keys.searchsorted(keys, "right"))
+        rows, other = self._layout(on)
+        starts, stops = self._slices(np.zeros(len(frontier), dtype=np.int64), frontier,
+                                     self._year_offsets([t_query], on))
+        return (other if ends else rows), starts, stops
 
     def _slices(self, q: np.ndarray, nodes: np.ndarray, offsets: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Each ``(question, node)`` pair's eligible rows as a slice of :meth:`_layout`'s arrays.
@@ -309,16 +301,15 @@ class BFS:
                           tuple(sizes_list[j]), tuple(eligible_list[j]) if count_eligible else ())
                 for j in range(n_q)]
 
-    def _walk_start(self, anchor: int | np.ndarray, t_query: float, temporal_filter: bool | None,
-                    hops: int | None) -> tuple[int, bool, int | None, np.ndarray, np.ndarray]:
-        """A walk's depth, filter, query year, visited mask and first frontier (the anchor entities)."""
+    def _walk_start(self, anchor: int | np.ndarray, temporal_filter: bool | None,
+                    hops: int | None) -> tuple[int, bool, np.ndarray, np.ndarray]:
+        """A walk's depth, filter, visited mask and first frontier (the anchor entities)."""
         depth = self.hops if hops is None else int(hops)
         on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
-        year = whole_year(t_query) if on else None
         visited = np.zeros(self.n_entities, dtype=bool)
         frontier = np.atleast_1d(np.asarray(anchor, dtype=np.int64))
         visited[frontier] = True
-        return depth, on, year, visited, frontier
+        return depth, on, visited, frontier
 
     def _levels(self, anchor: int | np.ndarray, t_query: float, temporal_filter: bool | None, gather_last: bool,
                 hops: int | None = None):
@@ -333,13 +324,13 @@ class BFS:
         nothing new is reached. ``hops``: the depth (default: the configured one).
         ``anchor`` may be several entities (sorted, distinct): a search from all of them.
         """
-        depth, on, year, visited, frontier = self._walk_start(anchor, t_query, temporal_filter, hops)
+        depth, on, visited, frontier = self._walk_start(anchor, temporal_filter, hops)
         for h in range(depth):
             last = h == depth - 1
             if last and not gather_last:
                 yield frontier, None
                 return
-            values, starts, stops = self._ranges(frontier, year, on)
+            values, starts, stops = self._ranges(frontier, t_query, on)
             rows = gather_slices(values, starts, stops)
             if len(frontier) > 1:
                 rows = sorted_unique(rows)
@@ -429,7 +420,6 @@ class BFS:
         if not len(frontier) or not len(targets):
             return False
         on = self.temporal_filter if temporal_filter is None else bool(temporal_filter)
-        year = whole_year(t_query) if on else None
         is_target = self._scratch.get()
         is_target[targets] = True
         try:
@@ -438,7 +428,7 @@ class BFS:
             visited = np.zeros(self.n_entities, dtype=bool)
             visited[frontier] = True
             for step in range(steps):
-                values, starts, stops = self._ranges(frontier, year, on, ends=True)
+                values, starts, stops = self._ranges(frontier, t_query, on, ends=True)
                 near = gather_slices(values, starts, stops)
                 if is_target[near].any():
                     return True
