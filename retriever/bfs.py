@@ -29,11 +29,15 @@ Options (SPEC §2.4 asks for both):
   that holds ``C[h]`` new triples (per node under ``per_node``); rows in it
   whose triple is already in the pool are deduplicated afterwards as usual.
 
-Speed: no Python loop over a node's rows. Per-entity row arrays (CSR, CSV
-order) are truncated to what can matter (a node's first ``C[h] + |seen_rows|``
-eligible rows contain its first ``C[h]`` unseen ones) and merged with numpy.
-Walks that only need entities (the eligible-row count, :meth:`BFS.reach`,
-:meth:`BFS.meets`) read each node's neighbours as one slice of
+Speed: no Python loop over a node's rows, nor over the questions of a batch.
+:meth:`BFS.expand_many` takes every question's hop in one pass: the
+``(question, node)`` pairs of all frontiers, their slices of the per-entity
+row arrays (CSR, CSV order) truncated to what can matter (a node's first
+``C[h] + |seen_rows|`` eligible rows contain its first ``C[h]`` unseen ones),
+merged as packed ``question * n_rows + row`` keys (:mod:`retriever.selection`);
+one question is a batch of one (:meth:`BFS.expand`). Walks that only need
+entities (the eligible-row count, :meth:`BFS.reach_many`, :meth:`BFS.meets`)
+read each node's neighbours as one slice of
 :meth:`~retriever.incidence.Incidence.other_ends` instead of gathering its rows
 and then their heads and tails.
 
