@@ -179,10 +179,9 @@ class BFS:
         ``on``: the temporal filter. ``ends``: the values are the rows' other
         endpoints instead (the same slices, :meth:`_layout`).
         """
-        rows, other = self._layout(on)
         starts, stops = self._slices(np.zeros(len(frontier), dtype=np.int64), frontier,
                                      self._year_offsets([t_query], on))
-        return (other if ends else rows), starts, stops
+        return self._layout(on, ends), starts, stops
 
     def _slices(self, q: np.ndarray, nodes: np.ndarray, offsets: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Each ``(question, node)`` pair's eligible rows as a slice of :meth:`_layout`'s arrays.
@@ -202,11 +201,14 @@ class BFS:
             starts[nowhere] = stops[nowhere] = 0
         return starts, stops
 
-    def _layout(self, on: bool) -> tuple[np.ndarray, np.ndarray]:
-        """The incidence layout a walk with the filter ``on`` or off reads: its rows and, per position, the row's other
-        end."""
+    def _layout(self, on: bool, ends: bool = False) -> np.ndarray:
+        """The incidence layout a walk with the filter ``on`` or off reads: its rows, or (``ends``) per position the
+        row's other end (made on first use: a 10M-row KG's take a second and 300 MB, so only walks that read
+        neighbours ask for them)."""
         inc = self.incidence
-        return (inc.year_rows if on else inc.rows), inc.other_ends(self.head, self.tail)[1 if on else 0]
+        if ends:
+            return inc.other_ends(self.head, self.tail)[1 if on else 0]
+        return inc.year_rows if on else inc.rows
 
     def _year_offsets(self, t_queries: Sequence[float], on: bool) -> np.ndarray | None:
         """Each question's offset in the ``(entity, year)`` index, -1 for none (``None`` without the filter)."""
@@ -255,7 +257,7 @@ class BFS:
         """:meth:`expand_many` of questions that all have an anchor."""
         n_q, n_rows, n_entities = len(anchors), len(self.head), self.n_entities
         offsets = self._year_offsets(t_queries, self.temporal_filter)
-        values, ends = self._layout(self.temporal_filter)
+        values = self._layout(self.temporal_filter)
         q = np.arange(n_q, dtype=np.int64)
         nodes = np.array(anchors, dtype=np.int64)
         visited = q * n_entities + nodes  # packed (question, entity), sorted
@@ -279,7 +281,8 @@ class BFS:
                 if not (self.rule.per_node or self.rule.unique_triples):
                     wanted &= taken >= self.caps[h]  # under the cap the hop took every eligible row
                 if wanted.any():
-                    counted = count_eligible_rows(ends, frontier, pool, wanted, n_q, n_rows, n_entities,
+                    counted = count_eligible_rows(self._layout(self.temporal_filter, ends=True), frontier, pool,
+                                                  wanted, n_q, n_rows, n_entities,
                                                   (self.head, self.tail), self._scratch.get())
                     eligible[wanted, h] = counted[wanted]
             if h == self.hops - 1:
@@ -390,7 +393,7 @@ class BFS:
         if depth < 1:
             return [_EMPTY] * n_q
         offsets = self._year_offsets(t_queries, on)
-        _, ends = self._layout(on)
+        ends = self._layout(on, ends=True)
         q = np.arange(n_q, dtype=np.int64)
         nodes = np.array(anchors, dtype=np.int64)
         visited = q * n_entities + nodes  # packed (question, entity), sorted
