@@ -103,11 +103,16 @@ def test_eligible_rows_are_counted_exactly(rows, anchor, hops, caps, on, per_nod
               cap_scope="per_node" if per_node else "per_hop", cap_counts="unique_triples" if unique else "rows")
     exp = bfs.expand(a, t_query, count_eligible=True)
     assert exp.pool.tolist() == bfs.expand(a, t_query).pool.tolist()
-    # replay the hops: eligible = unseen rows incident to the frontier that pass the filter
-    frontier, visited, seen, start = {a}, {a}, set(), 0
+    assert_eligible_replayed(kg, exp, a, lambda r: not on or float(kg.year[r]) == t_query)
+
+
+def assert_eligible_replayed(kg, exp, anchor, passes) -> None:
+    """Replay the hops of ``exp``: each hop's eligible count is the number of rows not yet taken that are
+    incident to its frontier and pass the filter (``passes(row)``)."""
+    frontier, visited, seen, start = {anchor}, {anchor}, set(), 0
     for h, taken in enumerate(exp.hop_sizes):
         listed = {r for r in range(kg.n_rows) if (int(kg.head[r]) in frontier or int(kg.tail[r]) in frontier)
-                  and (not on or float(kg.year[r]) == t_query) and r not in seen}
+                  and passes(r) and r not in seen}
         assert exp.eligible[h] == len(listed)
         cand = exp.pool[start:start + taken].tolist()
         start += taken
@@ -150,13 +155,4 @@ def test_questions_expanded_together_equal_the_slow_pseudo_code_one_by_one(rows,
             if not counted:
                 assert exp.eligible == ()
                 continue
-            frontier, visited, seen, start = {anchor}, {anchor}, set(), 0
-            for h, taken in enumerate(exp.hop_sizes):
-                listed = {r for r in range(kg.n_rows) if (int(kg.head[r]) in frontier or int(kg.tail[r]) in frontier)
-                          and slow.passes(r, t_query, on) and r not in seen}
-                assert exp.eligible[h] == len(listed)
-                cand = exp.pool[start:start + taken].tolist()
-                start += taken
-                seen |= set(cand)
-                frontier = {int(e) for r in cand for e in (kg.head[r], kg.tail[r])} - visited
-                visited |= frontier
+            assert_eligible_replayed(kg, exp, anchor, lambda r, t_query=t_query: slow.passes(r, t_query, on))
