@@ -10,7 +10,7 @@ from typing import Any
 from eval.audit.values import NotComputable
 from eval.scoring import ScoreOptions, score_run
 from retriever import Retriever, load_benchmark, load_config, load_flags, load_index
-from tempbench_core.errors import RunMismatchError
+from tempbench_core.errors import InputError, RunMismatchError
 from tempbench_core.layout import default_index_cache
 from tempbench_core.provenance import Provenance, absolute, make_provenance
 from tempbench_core.runfile import check_run_inputs, read_meta, read_run
@@ -55,6 +55,8 @@ class AuditContext:
         self._scores: dict[str, Any] = dict(scores or {})
         self._runs: dict[str, dict[str, Any]] = {}
         self._offered: dict[str, tuple[Path, dict[str, Any]]] = {}
+        self._offered_anchors: dict[str, tuple[Path, dict[Any, Any]]] = {}
+        self._checked: set[str] = set()  # the run files whose inputs and role were checked
         self._index = index
         self.force = force
         self.warnings: list[str] = []
@@ -99,12 +101,9 @@ class AuditContext:
     def run(self, config: str) -> dict[str, Any]:
         """``{question id: record}`` of a configuration: from ``runs_dir`` or run now."""
         if config not in self._runs:
-            path = self.runs_dir / f"{config}.jsonl" if self.runs_dir is not None else None
+            path = self._run_file(config)
             offered = self._offered.get(config)
-            if path is not None and path.exists():
-                self.warnings += check_run_inputs(path, self.data, ("kg", "labels", "benchmark", "benchmark_ids"),
-                                                  force=self.force)
-                self.warnings += self._check_role(path, config)
+            if path is not None:
                 self._runs[config] = offered[1] if offered is not None and offered[0] == path else read_run(path)
                 self.run_sources[config] = absolute(path)  # whatever folder the command ran in
             else:
@@ -114,12 +113,57 @@ class AuditContext:
                 self.run_sources[config] = f"in memory ({self.split} split)"
         return self._runs[config]
 
+    def anchors(self, config: str) -> dict[Any, Any]:
+        """``{question id: the anchor.id of its record}`` of a configuration's run (``None``: no anchor).
+
+        Taken from :meth:`offer_anchors` when the caller offered the anchors of
+        the very file :meth:`run` would read (after the same checks), else read
+        from :meth:`run`'s records.
+        """
+        offered = self._offered_anchors.get(config)
+        if config not in self._runs and offered is not None:
+            path = self._run_file(config)
+            if path is not None and offered[0] == path:
+                self.run_sources[config] = absolute(path)
+                return offered[1]
+        run = self.run(config)
+        out = {}
+        for qid, rec in run.items():
+            anchor = rec.get("anchor")
+            if anchor and not isinstance(anchor, dict):
+                shown = repr(anchor)
+                raise InputError(self.run_sources.get(config, f"the {config} run"), None,
+                                 f"the record of question {qid!r} has anchor {shown[:80]}{'...' if len(shown) > 80 else ''}",
+                                 'an object such as {"id": "Q42", "source": "linker"}, or null (SPEC §6.1)')
+            out[qid] = anchor.get("id") if anchor else None
+        return out
+
+    def _run_file(self, config: str) -> Path | None:
+        """``runs_dir/<config>.jsonl`` when it exists, checked once (its inputs, its role), else ``None``."""
+        path = self.runs_dir / f"{config}.jsonl" if self.runs_dir is not None else None
+        if path is None or not path.exists():
+            return None
+        if config not in self._checked:
+            self.warnings += check_run_inputs(path, self.data, ("kg", "labels", "benchmark", "benchmark_ids"),
+                                              force=self.force)
+            self.warnings += self._check_role(path, config)
+            self._checked.add(config)
+        return path
+
     def offer_run(self, config: str, path: str | Path, records: dict[str, Any]) -> None:
         """``records`` are what ``path`` holds (the caller just wrote it): :meth:`run` takes them instead of reading it.
 
         The checks of :meth:`run` still apply when the run is first used.
         """
         self._offered[config] = (Path(path), records)
+
+    def offer_anchors(self, config: str, path: str | Path, anchors: dict[Any, Any]) -> None:
+        """``anchors`` (question id -> anchor id) are those of the records ``path`` holds (the caller just wrote it).
+
+        :meth:`anchors` takes them instead of reading the whole run; the checks
+        of :meth:`run` still apply.
+        """
+        self._offered_anchors[config] = (Path(path), anchors)
 
     def _check_role(self, path: Path, config: str) -> list[str]:
         """A run file standing for a shipped configuration must have been made with it (its ``.meta.json``)."""

@@ -31,7 +31,7 @@ def anchor_recall(ctx: AuditContext, config: str = "nonoracle", over: str = "res
     """
     if over not in ("resolved", "all"):
         raise ConfigError(f"anchor_recall: unknown over {over!r} (expected resolved or all)")
-    linked = ctx.run(config)
+    linked = ctx.anchors(config)
     kg = ctx.index.kg
     oracle = OracleAnchor(kg.entity_ids, kg.entity_index, ctx.index.entity_labels)
     n = hit = 0
@@ -40,8 +40,7 @@ def anchor_recall(ctx: AuditContext, config: str = "nonoracle", over: str = "res
         if gold_id is None and over == "resolved":
             continue
         n += 1
-        rec = linked.get(q["id"]) or {}
-        hit += gold_id is not None and (rec.get("anchor") or {}).get("id") == gold_id
+        hit += gold_id is not None and linked.get(q["id"]) == gold_id
     if n == 0:
         raise NotComputable("no question with a gold anchor in the split")
     return Value(hit / n, note=f"{hit} of {n}")

@@ -20,7 +20,8 @@ The pipeline (:func:`reproduce`), each stage data in and data out::
            the run file and its metadata written here (retriever.finish_run)
            -> its score made in a worker (tasks.score_run)
            -> its loss attribution and browser rows merged by a thread of this process
-      -> the audit in a worker (tasks.audit), the plots in the drawing processes (a plot that needs only
+      -> the audit in a worker (tasks.audit: the scores, and the runs' anchors from the shards, so that the
+         anchor recall does not read a run file back), the plots in the drawing processes (a plot that needs only
          some runs' scores, filtered vs stale-blind, as soon as those are scored: draw_when_scored)
       -> the diff against baselines/ and SPEC §8's measures (eval.report.reproducibility)
       -> report.md and report.html
@@ -197,7 +198,9 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     intervals = {name: results[name][1] for name in inputs.names}
     score_plots = [drawer.submit(draw_scores, out, scores, intervals, (plot,)) for plot in SCORE_PLOTS
                    if plot not in early]
-    audited = pool.submit(audit, scores, kept)
+    anchors = {name: {qid: a for shard in runs[name] for qid, a in zip(shard.stats["ids"], shard.anchors, strict=True)}
+               for name in inputs.names}
+    audited = pool.submit(audit, scores, kept, anchors)
     timings["runs finished"] = time.perf_counter() - t0
     blob_json = browser.result()
     del blob, browser

@@ -34,9 +34,10 @@ class ShardResult:
 
     ``text`` and ``stats``: the run file's lines and counts (:class:`retriever.Shard`);
     ``browser``: the shard's part of the question browser, loss attribution
-    included; ``table``: its resolved evidence for the scorer; ``records``: the
-    records themselves, only when the task ran in the job's own process;
-    ``seconds``: how long the shard took under this configuration.
+    included; ``table``: its resolved evidence for the scorer; ``anchors``: each
+    record's ``anchor.id`` (what the audit's anchor recall reads of the run);
+    ``records``: the records themselves, only when the task ran in the job's own
+    process; ``seconds``: how long the shard took under this configuration.
     """
 
     lo: int
@@ -45,6 +46,7 @@ class ShardResult:
     stats: dict[str, Any]
     browser: dict[str, Any]
     table: TablePart | None
+    anchors: list[Any]
     records: list[dict[str, Any]] | None = None
     seconds: float = 0.0
 
@@ -85,7 +87,8 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
     table = table_of(questions, reads, "auto", [record.get("evidence") for record in shard.records], inputs.shared)
     if in_worker:
         inputs.keep((explained, shard))  # freed with the process, not object by object
-    return ShardResult(lo, hi, shard.text, shard.stats, part, make_part(table),
+    anchors = [record["anchor"]["id"] for record in shard.records]
+    return ShardResult(lo, hi, shard.text, shard.stats, part, make_part(table), anchors,
                        None if in_worker else shard.records, time.perf_counter() - t0)
 
 
@@ -117,14 +120,20 @@ def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
     return score, slice_intervals(ev, n_boot=inputs.n_boot, memo=inputs.boot_resamples)
 
 
-def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Recompute the card's claims (SPEC §4) and write ``audit.json``; ``runs``: the runs kept in memory."""
+def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any],
+          anchors: Mapping[str, Mapping[Any, Any]]) -> list[dict[str, Any]]:
+    """Recompute the card's claims (SPEC §4) and write ``audit.json``.
+
+    ``runs``: the runs kept in memory; ``anchors``: each run's anchor ids by question (read instead of the run file).
+    """
     out = inputs.out
     ctx = AuditContext(inputs.data, runs_dir=out / "runs", split=inputs.split, cache_dir=inputs.cache_dir,
                        scores=scores, index=inputs.index, memo=inputs.shared, provenance=inputs.provenance)
     ctx.questions = inputs.questions  # already loaded; the audit reuses them
     for name, run in runs.items():
         ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
+    for name, by_question in anchors.items():
+        ctx.offer_anchors(name, out / "runs" / f"{name}.jsonl", dict(by_question))
     rows = run_audit(ctx)
     write_json(out / "audit.json", audit_document(ctx, rows))
     return rows

@@ -256,6 +256,43 @@ def test_anchor_recall_from_the_run_file(rows):
     assert _v(rows, "nonoracle.anchor_recall") == 4 / 7
 
 
+def test_offered_anchors_are_read_instead_of_the_run_file(release, tmp_path, monkeypatch):
+    """``tempbench reproduce`` offers each run's anchor ids: the same recall, the same run source and checks,
+    and the run file is not read; anchors it did not offer (another path) are read from the file."""
+    import eval.audit.context as context
+    from tempbench.data import resolve_data
+
+    path = release / "runs" / "nonoracle.jsonl"
+    ctx = AuditContext(resolve_data(data=release), runs_dir=release / "runs", split="test", cache_dir=tmp_path)
+    anchors = ctx.anchors("nonoracle")  # read from the file
+    assert anchors == {"q1": "Q1", "q2": "Q1", "q3": "Q3", "q4": "Q1", "q5": None, "q6": "Q1"}
+
+    offered = AuditContext(resolve_data(data=release), runs_dir=release / "runs", split="test", cache_dir=tmp_path)
+    offered.offer_anchors("nonoracle", path, anchors)
+    monkeypatch.setattr(context, "read_run", lambda *a, **k: pytest.fail("the offered anchors' run file was read"))
+    got = {r["id"]: r for r in run_audit(offered, select=("nonoracle.anchor",))}
+    assert got["nonoracle.anchor_recall"]["reproduced"] == 4 / 7
+    assert offered.run_sources == ctx.run_sources and offered.warnings == ctx.warnings
+    monkeypatch.undo()
+
+    elsewhere = AuditContext(resolve_data(data=release), runs_dir=release / "runs", split="test", cache_dir=tmp_path)
+    elsewhere.offer_anchors("nonoracle", tmp_path / "other.jsonl", {q: "Q1" for q in anchors})
+    assert elsewhere.anchors("nonoracle") == anchors
+
+
+def test_an_anchor_that_is_no_object_is_an_input_error(release, tmp_path):
+    from tempbench.data import resolve_data
+    from tempbench_core.errors import InputError
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "nonoracle.jsonl").write_text(json.dumps({"id": "q1", "evidence": [], "anchor": "Q1"}) + "\n",
+                                          encoding="utf-8")
+    ctx = AuditContext(resolve_data(data=release), runs_dir=runs, split="test", cache_dir=tmp_path, force=True)
+    with pytest.raises(InputError, match=r"question 'q1' has anchor 'Q1' \(expected an object"):
+        ctx.anchors("nonoracle")
+
+
 def test_anchor_recall_with_the_linker_in_memory(release, tmp_path):
     from tempbench.data import resolve_data
 
