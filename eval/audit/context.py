@@ -130,9 +130,10 @@ class AuditContext:
         out = {}
         for qid, rec in run.items():
             anchor = rec.get("anchor")
-            if anchor and not isinstance(anchor, dict):
+            if anchor and not isinstance(anchor, Mapping):
                 shown = repr(anchor)
-                raise InputError(self.run_sources.get(config, f"the {config} run"), None,
+                # read_run keeps each question's line; a run made in memory has none
+                raise InputError(self.run_sources.get(config, f"the {config} run"), getattr(run, "lines", {}).get(qid),
                                  f"the record of question {qid!r} has anchor {shown[:80]}{'...' if len(shown) > 80 else ''}",
                                  'an object such as {"id": "Q42", "source": "linker"}, or null (SPEC §6.1)')
             out[qid] = anchor.get("id") if anchor else None

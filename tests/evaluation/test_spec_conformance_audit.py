@@ -289,7 +289,7 @@ def test_an_anchor_that_is_no_object_is_an_input_error(release, tmp_path):
     (runs / "nonoracle.jsonl").write_text(json.dumps({"id": "q1", "evidence": [], "anchor": "Q1"}) + "\n",
                                           encoding="utf-8")
     ctx = AuditContext(resolve_data(data=release), runs_dir=runs, split="test", cache_dir=tmp_path, force=True)
-    with pytest.raises(InputError, match=r"question 'q1' has anchor 'Q1' \(expected an object"):
+    with pytest.raises(InputError, match=r"nonoracle\.jsonl:1: the record of question 'q1' has anchor 'Q1' \(expected an object"):
         ctx.anchors("nonoracle")
 
 
