@@ -55,7 +55,7 @@ class AuditContext:
         self._scores: dict[str, Any] = dict(scores or {})
         self._runs: dict[str, dict[str, Any]] = {}
         self._offered: dict[str, tuple[Path, dict[str, Any]]] = {}
-        self._offered_anchors: dict[str, tuple[Path, dict[Any, Any]]] = {}
+        self._offered_anchors: dict[str, tuple[Path, Mapping[Any, Any]]] = {}
         self._checked: set[str] = set()  # the run files whose inputs and role were checked
         self._index = index
         self.force = force
@@ -113,7 +113,7 @@ class AuditContext:
                 self.run_sources[config] = f"in memory ({self.split} split)"
         return self._runs[config]
 
-    def anchors(self, config: str) -> dict[Any, Any]:
+    def anchors(self, config: str) -> Mapping[Any, Any]:
         """``{question id: the anchor.id of its record}`` of a configuration's run (``None``: no anchor).
 
         Taken from :meth:`offer_anchors` when the caller offered the anchors of
@@ -158,7 +158,7 @@ class AuditContext:
         """
         self._offered[config] = (Path(path), records)
 
-    def offer_anchors(self, config: str, path: str | Path, anchors: dict[Any, Any]) -> None:
+    def offer_anchors(self, config: str, path: str | Path, anchors: Mapping[Any, Any]) -> None:
         """``anchors`` (question id -> anchor id) are those of the records ``path`` holds (the caller just wrote it).
 
         :meth:`anchors` takes them instead of reading the whole run; the checks

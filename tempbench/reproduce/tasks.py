@@ -133,7 +133,7 @@ def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any],
     for name, run in runs.items():
         ctx.offer_run(name, out / "runs" / f"{name}.jsonl", run)
     for name, by_question in anchors.items():
-        ctx.offer_anchors(name, out / "runs" / f"{name}.jsonl", dict(by_question))
+        ctx.offer_anchors(name, out / "runs" / f"{name}.jsonl", by_question)
     rows = run_audit(ctx)
     write_json(out / "audit.json", audit_document(ctx, rows))
     return rows
