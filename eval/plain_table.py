@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,9 +29,12 @@ from eval.evidence import SPACES, Codes, EvidenceTable, ItemColumns, parsed_gold
 from eval.keyspace import KEY_CHOICES, gold_classes, gold_spaces, read_scores, read_t_query
 from tempbench_core.errors import EvidenceError
 from tempbench_core.memo import kept_for
+from tempbench_core.runlines import UNSET, RunItem, RunLine
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS
 
 _GETTERS = {"id": itemgetter(*ID_KEYS), "label": itemgetter(*LABEL_KEYS)}
+_FIELDS = {"id": attrgetter(*ID_KEYS), "label": attrgetter(*LABEL_KEYS)}
+_T_START, _T_END, _SCORE_FIELD = attrgetter("t_start"), attrgetter("t_end"), attrgetter("score")
 _TS = itemgetter("t_start")
 _TE = itemgetter("t_end")
 _NUMBERS = frozenset((int, float))
@@ -102,6 +105,21 @@ def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], in
     return PlainItems(srots, ts, te, read_scores(raw), cls)
 
 
+def line_items(items: list[RunItem], space: str, lookup: Mapping[tuple[Any, Any, Any], int]) -> PlainItems | None:
+    """:func:`plain_items` of a decoded run line's list (``run_form``), the decoder having made its checks.
+
+    ``None``, as plain_items, when an item lacks a key of ``space`` (decoded as
+    :data:`~tempbench_core.runlines.UNSET`).
+    """
+    if not items:
+        return NO_ITEMS
+    srots = list(map(_FIELDS[space], items))
+    if UNSET in chain.from_iterable(srots):
+        return None
+    return PlainItems(srots, list(map(_T_START, items)), list(map(_T_END, items)),
+                      read_scores(list(map(_SCORE_FIELD, items))), list(map(lookup.get, srots, repeat(-1))))
+
+
 class PlainRow(NamedTuple):
     """One question with its evidence and cut-off ties read (a row of :func:`rows_table`)."""
 
@@ -123,6 +141,20 @@ def plain_row(question: Mapping[str, Any], evidence: Any, ties: Any, key: str = 
     items = plain_items(evidence, space, lookup, run_form)
     # read_question reads no cut-off ties from a falsy value
     extra = plain_items(ties, space, lookup, run_form) if ties else NO_ITEMS
+    if items is None or extra is None:
+        return None
+    return PlainRow(question, tq, space, class_valid, items, extra)
+
+
+def line_row(question: Mapping[str, Any], line: RunLine, key: str = "auto",
+             shared: dict[Any, Any] | None = None) -> PlainRow | None:
+    """:func:`plain_row` of a decoded run line (``run_form``), or ``None`` when read_question must read it."""
+    try:
+        tq, space, class_valid, lookup = question_classes(question, key, shared)
+    except EvidenceError:
+        return None
+    items = line_items(line.evidence, space, lookup)
+    extra = line_items(line.cutoff_ties, space, lookup) if line.cutoff_ties else NO_ITEMS
     if items is None or extra is None:
         return None
     return PlainRow(question, tq, space, class_valid, items, extra)

@@ -2,37 +2,79 @@
 
 Two runs of one configuration (an original and its reproduction) hold mostly
 byte-identical lines. :func:`run_lines` gives a run file's lines as bytes, so a
-caller can parse each distinct line once (:func:`parse_line`) and resolve it
+caller can decode each distinct line once (:func:`parse_line`) and resolve it
 once for every run that holds it (:mod:`eval.repro.distinct`).
 
 This is a fast path of :func:`tempbench_core.runfile.read_run` for the common
-case only, a JSON Lines run file of SPEC §6.1 that read_run returns as it is:
-every line a JSON object that orjson reads exactly as :mod:`json` does, with a
-string ``id``, an ``evidence`` list and an optional ``cutoff_ties`` list (or
-null). Anything else (a blank line, a BOM, a long integer, NaN, another form of
-SPEC §1.4, a problem read_run reports) is ``None``: the caller then reads the
-file with read_run, which also names the problem. The items are the caller's
-to check (read_run keeps an item as it is when it is a dict with a whole key
-space, numeric times and a numeric or null score, :func:`eval.plain_table.plain_items`
-with ``run_form``), as are duplicate ids.
+case only, a JSON Lines run file of SPEC §6.1 whose records read_run keeps as
+they are: a JSON object with a string ``id``, an ``evidence`` list and an
+optional ``cutoff_ties`` list (or null), every item an object with numeric
+``t_start`` and ``t_end`` and a numeric, null or absent ``score``. Such a line
+is decoded straight into the fields that are read (:class:`RunLine`,
+:class:`RunItem`; ``msgspec`` skips the others without building them), which
+is where most of the time of ``tempbench repro`` went. Anything else is
+``None``: the caller then reads the file with read_run, which also names the
+problem.
+
+Why a decoded line equals read_run's record in every field read here:
+
+* ``msgspec`` reads a number into a ``float`` field correctly rounded, as
+  ``float()`` reads the value :mod:`json` gives (an integer of any length
+  included; one beyond the float range is an error, never ``inf``), takes the
+  last of duplicate keys, as :mod:`json` does, and unescapes keys;
+* it refuses what read_run refuses in a field it reads (invalid UTF-8, lone
+  surrogate escapes, NaN, a boolean where a number is expected) and, in a
+  field it skips, everything but invalid UTF-8: that is tested on the whole
+  line first (UTF-8-encoded surrogates included, which :mod:`json` would pass
+  on to read_run's refusal).
+
+Whether an item carries a whole key space is the caller's to check (a key
+absent is :data:`UNSET`), as are duplicate ids.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import orjson
+import msgspec
 
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import has_long_int, read_input_lines, require_file
+from tempbench_core.jsonl import read_input_lines, require_file
+
+#: A key an item does not carry.
+UNSET = msgspec.UNSET
+
+
+class RunItem(msgspec.Struct, gc=False):
+    """One evidence (or cut-off tie) item of a run line: the fields read, a key space's key ``UNSET`` when absent."""
+
+    t_start: float
+    t_end: float
+    s: str | msgspec.UnsetType = UNSET
+    r: str | msgspec.UnsetType = UNSET
+    o: str | msgspec.UnsetType = UNSET
+    s_id: str | msgspec.UnsetType = UNSET
+    r_id: str | msgspec.UnsetType = UNSET
+    o_id: str | msgspec.UnsetType = UNSET
+    score: float | None = None
+
+
+class RunLine(msgspec.Struct, gc=False):
+    """One record of a run file as read here: its id and its two lists (``cutoff_ties`` ``None`` when absent)."""
+
+    id: str
+    evidence: list[RunItem]
+    cutoff_ties: list[RunItem] | None = None
+
+
+_DECODER = msgspec.json.Decoder(RunLine)
 
 
 def run_lines(path: str | Path) -> list[bytes] | None:
     """The lines of a run file as raw bytes (a ``.gz`` file decompressed), or ``None`` when read_run must read it.
 
-    A line keeps its ``b"\\n"`` (what orjson skips as whitespace; a blank line is ``b"\\n"``, which
-    :func:`parse_line` leaves to read_run as it did ``b""``).
+    A line keeps its ``b"\\n"`` (JSON whitespace; a blank line is ``b"\\n"``,
+    which :func:`parse_line` leaves to read_run).
 
     ``None`` for what this fast path leaves to read_run: a UTF-8 BOM, or no line
     at all (a damaged gzip stream: read_run reports it). A missing file raises as
@@ -48,21 +90,14 @@ def run_lines(path: str | Path) -> list[bytes] | None:
     return lines
 
 
-def parse_line(line: bytes) -> dict[str, Any] | None:
-    """One line as a record read_run keeps as it is (its items aside), or ``None``.
-
-    ``None`` also for a line with a run of 19 digits, which orjson might read
-    as a float where read_run reads an integer.
-    """
-    if has_long_int(line):
-        return None
+def parse_line(line: bytes) -> RunLine | None:
+    """One line decoded (module docstring), or ``None`` when read_run must read it."""
+    if not line.isascii():
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     try:
-        rec = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None  # blank, NaN, a lone surrogate, invalid UTF-8, ...: read_run's careful path
-    if type(rec) is not dict or type(rec.get("id")) is not str or type(rec.get("evidence")) is not list:
+        return _DECODER.decode(line)
+    except msgspec.DecodeError:  # a ValidationError too
         return None
-    ties = rec.get("cutoff_ties")
-    if ties is not None and type(ties) is not list:
-        return None
-    return rec

@@ -2,9 +2,10 @@
 
 An original and its reproduction mostly hold byte-identical records. Here the
 runs of one configuration (a *group*) are read line by line as bytes
-(:func:`tempbench_core.runlines.run_lines`); a line is parsed and read into
-its row (:func:`eval.plain_table.plain_row`) once, its record then dropped,
-and a line equal to another run's line at the same place shares that row.
+(:func:`tempbench_core.runlines.run_lines`); a line is decoded into the
+fields read (:func:`tempbench_core.runlines.parse_line`) and made its row
+(:func:`eval.plain_table.line_row`) once, and a line equal to another run's
+line at the same place shares that row.
 The distinct rows make one evidence table (:func:`eval.plain_table.rows_table`),
 scored by the kernels (:func:`eval.repro.values.run_values`) and written as
 document ids (:func:`eval.trec.run_document_codes`) once. Each run's values
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.plain_table import PlainRow, plain_row, rows_table
+from eval.plain_table import PlainRow, line_row, plain_row, rows_table
 from eval.repro.doclists import DocLists
 from eval.repro.values import RunValues
 from eval.trec import DocumentCodes, run_document_codes
@@ -88,7 +89,9 @@ class Reader:
                     break
             if row is self._missing:
                 rec = parse_line(line)
-                row = None if rec is None else self._row(self.by_id.get(rec["id"]), rec)
+                question = None if rec is None else self.by_id.get(rec.id)
+                # None: select names the unknown id
+                row = None if question is None else line_row(question, rec, self.key, self.shared)  # type: ignore[union-attr]
             rows.append(row)
         self.files.append((lines, rows))
         return rows

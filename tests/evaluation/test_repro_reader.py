@@ -3,7 +3,9 @@
 On random files (plain SPEC §6.1 records and every other form read_run
 accepts or refuses: 5-lists, evidence lines, ``t`` fields, string or boolean
 times and scores, missing fields, null cut-off ties, duplicate, unknown and
-unusual ids, integers beyond 64 bits, NaN, a BOM, blank lines, CRLF, gzip):
+unusual ids, integers beyond 64 bits, NaN, a BOM, blank lines, CRLF, gzip,
+fields the reader skips holding what json reads and others might not,
+duplicate and escaped keys, invalid UTF-8):
 whenever :func:`~eval.repro.distinct.file_source` reads a file, read_run
 reads it without an error, with the same ids in the same order, and every
 row is the one made from read_run's record (what the run-by-run path
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 import tempfile
 from pathlib import Path
 
@@ -77,7 +78,14 @@ def odd_item(draw, kind: int):
     return draw(st.sampled_from([None, 3, {"line": 5}]))
 
 
-ODDITIES = 12  # 0-6: one odd item; 7: an odd id; 8: no id; 9: no evidence; 10: odd ties; 11: an odd line
+ODDITIES = 13  # 0-6: one odd item; 7: an odd id; 8: no id; 9: no evidence; 10: odd ties; 11: an odd line;
+#                12: an odd field spliced into a line (SPLICED)
+#: Text spliced into a record after its ``{``: values of fields the reader skips (what json reads, orjson or msgspec
+#: might not: NaN, 1e400, integers beyond 64 bits, a lone surrogate escaped or encoded, the two as one pair) and
+#: duplicate keys (json takes the last).
+SPLICED = ['"x": NaN, ', '"x": 1e400, ', '"x": 123456789012345678901234567890, ', '"x": "\\ud800", ',
+           '"x": "\ud800", ', '"x": "\\ud83d\\ude00", ', '"x": [1, {"y": -0}], ', '"id": "q2", ', '"id": 5, ',
+           '"evidence": 5, ', '"evidence": [], ', '"cutoff_ties": "x", ', '"\\u0069d": "q2", ']
 
 
 @st.composite
@@ -116,7 +124,11 @@ def run_file(draw):
     if oddity is not None:
         records[draw(st.integers(0, len(records) - 1))] = draw(record(oddity))
     lines = [json.dumps(rec, ensure_ascii=draw(st.booleans())) for rec in records]
-    if oddity == ODDITIES - 1:
+    if oddity == 12:
+        at = draw(st.integers(0, len(lines) - 1))
+        if lines[at].startswith("{"):
+            lines[at] = "{" + draw(st.sampled_from(SPLICED)) + lines[at][1:]
+    if oddity == 11:
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  ", "[1, 2]", "{bad"])))
     text = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
     if oddity is not None and draw(st.integers(0, 5)) == 0:
@@ -189,9 +201,9 @@ def test_what_the_reader_reads_read_run_reads(case, spaces, unknown) -> None:
                 read_run(path)
             except TempbenchError:
                 pass
-        # a plain file of unique known ids, items in the gold's space, no 19-digit number: the fast path
-        if not odd and unknown and len(set(ids)) == len(ids) and re.search(r"\d{19}", text) is None and (
-                "\ufeff" not in text) and _all_carry(text, "s_id" if spaces != "label" else "s"):
+        # a plain file of unique known ids, items in the gold's space: the fast path (integers of any length too)
+        if not odd and unknown and len(set(ids)) == len(ids) and "\ufeff" not in text and _all_carry(
+                text, "s_id" if spaces != "label" else "s"):
             assert fast
 
 
@@ -223,7 +235,8 @@ def test_a_written_run_file_takes_the_fast_path(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text", ["", "\ufeff{}\n", '{"id": "q1", "evidence": []}\n\n{"id": "q2", "evidence": []}\n',
                                   '{"id": "q1", "evidence": []}\n{"id": "q1", "evidence": []}\n',
-                                  '{"id": "q1", "evidence": [], "n": 12345678901234567890}\n',
+                                  '{"id": "q1", "evidence": [], "n": NaN}\n',
+                                  '{"id": "q1", "evidence": [], "n": "\\udc00"}\n',
                                   '{"id": "q1", "evidence": [{"s": "a", "r": "b", "o": "c", "t_start": NaN, "t_end": 1}]}\n',
                                   '{"id": "q1", "evidence": [{"s": "a", "r": "b", "o": "c", "t_start": 1, "t_end": 1, '
                                   '"score": true}]}\n',
@@ -233,6 +246,26 @@ def test_what_the_fast_path_leaves_to_read_run(tmp_path: Path, text: str) -> Non
     path = tmp_path / "run.jsonl"
     path.write_text(text, encoding="utf-8")
     assert file_source(path, Reader(_questions(["q1", "q2"], "label", False), "auto", {})) is None
+
+
+@pytest.mark.parametrize("field", [b'"x": "\xff"', b'"x": "\xed\xa0\x80"', b'"x": "\xc0\xaf"', b'"s": "\xff"'])
+def test_invalid_utf8_anywhere_is_left_to_read_run(tmp_path: Path, field: bytes) -> None:
+    # msgspec skips a field it does not read without checking its bytes; read_run refuses the line
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b'{"id": "q1", ' + field + b', "evidence": []}\n')
+    assert file_source(path, Reader(_questions(["q1"], "label", False), "auto", {})) is None
+    with pytest.raises(TempbenchError):
+        read_run(path)
+
+
+def test_integers_of_any_length_are_read_as_float_reads_them(tmp_path: Path) -> None:
+    big = [2**64 + 1, -(2**63) - 1, 10**30 + 7, 123456789012345678901234567890]
+    items = [{"s": "Ann", "r": "a|b", "o": "Zoë", "t_start": n, "t_end": n, "score": n} for n in big]
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps({"id": "q1", "evidence": items, "n": 10**40}) + "\n", encoding="utf-8")
+    source = file_source(path, Reader(_questions(["q1"], "label", False), "auto", {}))
+    assert source is not None
+    assert source.rows[0].items.ts == source.rows[0].items.scores == [float(n) for n in big]
 
 
 def test_a_damaged_gzip_stream_is_left_to_read_run(tmp_path: Path) -> None:
