@@ -28,7 +28,7 @@ from eval.plain_table import plain_row
 from eval.repro.distinct import Reader, file_source
 from tempbench_core.errors import TempbenchError
 from tempbench_core.runfile import dumps_record, read_run
-from tempbench_core.runlines import run_lines
+from tempbench_core.runlines import parse_line, run_lines
 
 IDS = st.one_of(st.sampled_from(["q1", "q2", "q|3", "ä ö", "", " q1", "q1\t", "\u2028", "1"]),
                 st.text(max_size=6))
@@ -272,3 +272,30 @@ def test_a_damaged_gzip_stream_is_left_to_read_run(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"id": "q1", "evidence": []}\n')[:-6])
     assert run_lines(path) is None
+
+
+NUMBER_TEXT = st.builds(lambda sign, whole, frac, exp: f"{sign}{whole}{frac}{exp}",
+                        st.sampled_from(["", "-"]), st.from_regex(r"\A(0|[1-9][0-9]{0,40})\Z"),
+                        st.one_of(st.just(""), st.from_regex(r"\A\.[0-9]{1,40}\Z")),
+                        st.one_of(st.just(""), st.builds(lambda e, n: f"{e}{n}", st.sampled_from(["e", "E", "e+", "e-"]),
+                                                         st.integers(0, 400))))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(NUMBER_TEXT)
+def test_a_number_is_read_as_json_and_float_read_it(text: str) -> None:
+    # every time and score the reader takes is the float of json's value, exactly (sign of zero included);
+    # what float() cannot hold (json: inf, or an int too large) is left to read_run
+    item = f'{{"s": "a", "r": "b", "o": "c", "t_start": {text}, "t_end": {text}, "score": {text}}}'
+    line = f'{{"id": "q1", "evidence": [{item}]}}'.encode()
+    value = json.loads(text)
+    try:
+        want = float(value)
+    except OverflowError:
+        want = None
+    got = parse_line(line)
+    if want is None or want in (float("inf"), float("-inf")):
+        assert got is None
+    else:
+        item = got.evidence[0]
+        assert repr(item.t_start) == repr(item.t_end) == repr(item.score) == repr(want)
