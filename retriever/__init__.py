@@ -35,18 +35,51 @@ writes the run file and its metadata from the shards (:class:`RunSetup`).
 The decision sweep (SPEC §6.3): :class:`DecisionSweep`.
 """
 
-from retriever.anchors import OracleAnchor
-from retriever.benchmark import load_benchmark, load_flags
-from retriever.bfs import PoolSummary
-from retriever.config import RetrieverConfig, load_config, looks_like_path
-from retriever.index import KGIndex, load_index
-from retriever.kg import load_edgelist
-from retriever.labels import combine_labels, harvest_labels, load_labels
-from retriever.pipeline import Retriever
-from retriever.runner import RunOptions, run_to_file
-from retriever.shards import RunSetup, Shard, finish_run, retrieve_shard
-from retriever.sweep import DecisionSweep
-from retriever.tokenizer import tokenize
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retriever.anchors import OracleAnchor
+    from retriever.benchmark import load_benchmark, load_flags
+    from retriever.bfs import PoolSummary
+    from retriever.config import RetrieverConfig, load_config, looks_like_path
+    from retriever.index import KGIndex, load_index
+    from retriever.kg import load_edgelist
+    from retriever.labels import combine_labels, harvest_labels, load_labels
+    from retriever.pipeline import Retriever
+    from retriever.runner import RunOptions, run_to_file
+    from retriever.shards import RunSetup, Shard, finish_run, retrieve_shard
+    from retriever.sweep import DecisionSweep
+    from retriever.tokenizer import tokenize
+
+#: Where each public name lives: a name is imported when first used, so that a command that
+#: needs one module (the benchmark reader) does not import the index, the BFS and the runner.
+_MODULES = {
+    "DecisionSweep": "sweep",
+    "KGIndex": "index",
+    "OracleAnchor": "anchors",
+    "PoolSummary": "bfs",
+    "Retriever": "pipeline",
+    "RetrieverConfig": "config",
+    "RunOptions": "runner",
+    "RunSetup": "shards",
+    "Shard": "shards",
+    "combine_labels": "labels",
+    "finish_run": "shards",
+    "harvest_labels": "labels",
+    "load_benchmark": "benchmark",
+    "load_config": "config",
+    "load_edgelist": "kg",
+    "load_flags": "benchmark",
+    "load_index": "index",
+    "load_labels": "labels",
+    "looks_like_path": "config",
+    "retrieve_shard": "shards",
+    "run_to_file": "runner",
+    "tokenize": "tokenizer",
+}
 
 __all__ = [
     "DecisionSweep",
@@ -72,3 +105,16 @@ __all__ = [
     "run_to_file",
     "tokenize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'retriever' has no attribute {name!r}")
+    value = getattr(import_module(f"retriever.{module}"), name)
+    globals()[name] = value  # the next use is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
