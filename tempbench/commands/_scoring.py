@@ -55,14 +55,21 @@ def check_runs(args: argparse.Namespace, *run_paths: str, names: tuple[str, ...]
             info(f"warning (--force): {path}: {problem}")
 
 
-def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, dict[str, bool]] | None, Path | None]:
-    """Benchmark records (id spaces merged when ``benchmark.jsonl`` is beside it) and flags."""
+def load_inputs(args: argparse.Namespace, read_flags: bool = True
+                ) -> tuple[list[dict[str, Any]], dict[str, dict[str, bool]] | None, Path | None]:
+    """Benchmark records (id spaces merged when ``benchmark.jsonl`` is beside it) and flags.
+
+    ``read_flags=False``: for a command that does not use them, no flags are
+    read (``None``); a ``--flags`` file given must still exist.
+    """
     paths = data_from_args(args)
     paths.require("benchmark")
     ids = paths.benchmark_ids if paths.benchmark_ids is not None and Path(paths.benchmark_ids) != Path(paths.benchmark) else None
     questions = load_benchmark(paths.benchmark, ids_path=ids)
     flags = None
     if paths.flags is not None and Path(paths.flags).exists():
+        if not read_flags:
+            return questions, None, None
         flags = load_flags(paths.flags)
     elif getattr(args, "flags", None):
         raise MissingDataError(f"flags file not found: {args.flags}")

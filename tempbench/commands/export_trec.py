@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             check_output_file(target, inputs, "--out")
     check_runs(args, *args.run)
 
-    questions, _, _ = load_inputs(args)
+    questions, _, _ = load_inputs(args, read_flags=False)
     records = [read_run(p) for p in args.run]
     if args.split is None:
         for path, recs in zip(args.run[1:], records[1:], strict=True):

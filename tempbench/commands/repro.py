@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.json, inputs, "--json")
         check_output_file(provenance_path(args.json), inputs, "--json's .meta.json")
     check_runs(args, *map(str, paths))
-    questions, _, _ = load_inputs(args)
+    questions, _, _ = load_inputs(args, read_flags=False)
     extras: dict[str, Any] = {}
     result = reproducibility(original, reproduced, questions, measures,
                              Scope(baseline=args.baseline, split=args.split, key=args.key), options, workers, extras)

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     check_boot(args)
     if args.json:
         check_output_file(args.json, [args.predictions, *data_from_args(args).input_files()], "--json")
-    questions, _, _ = load_inputs(args)
+    questions, _, _ = load_inputs(args, read_flags=False)
     predictions = read_predictions(args.predictions)
     by_id = {q["id"]: q for q in questions}
     unknown = [qid for qid in predictions if qid not in by_id]
