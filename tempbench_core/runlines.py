@@ -99,5 +99,5 @@ def parse_line(line: bytes) -> RunLine | None:
             return None
     try:
         return _DECODER.decode(line)
-    except msgspec.DecodeError:  # a ValidationError too
+    except (msgspec.DecodeError, RecursionError):  # a ValidationError too; RecursionError: nested too deep
         return None

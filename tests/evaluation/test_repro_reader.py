@@ -258,6 +258,16 @@ def test_invalid_utf8_anywhere_is_left_to_read_run(tmp_path: Path, field: bytes)
         read_run(path)
 
 
+@pytest.mark.parametrize("depth", [600, 990, 1010, 1500, 100_000])
+def test_deep_nesting_in_a_skipped_field(tmp_path: Path, depth: int) -> None:
+    # msgspec raises RecursionError (not a DecodeError) past its depth: left to read_run, never a crash;
+    # what the reader takes read_run reads (its limit is orjson's 1024 levels, then json's)
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b'{"id": "q1", "x": ' + b"[" * depth + b"]" * depth + b', "evidence": []}\n')
+    fast = _read_as_read_run(path, _questions(["q1"], "label", False))
+    assert fast == (depth <= 600) or depth in (990, 1010)
+
+
 def test_integers_of_any_length_are_read_as_float_reads_them(tmp_path: Path) -> None:
     big = [2**64 + 1, -(2**63) - 1, 10**30 + 7, 123456789012345678901234567890]
     items = [{"s": "Ann", "r": "a|b", "o": "Zoë", "t_start": n, "t_end": n, "score": n} for n in big]
