@@ -307,5 +307,5 @@ def test_a_number_is_read_as_json_and_float_read_it(text: str) -> None:
     if want is None or want in (float("inf"), float("-inf")):
         assert got is None
     else:
-        item = got.evidence[0]
-        assert repr(item.t_start) == repr(item.t_end) == repr(item.score) == repr(want)
+        read = got.evidence[0]
+        assert repr(read.t_start) == repr(read.t_end) == repr(read.score) == repr(want)
