@@ -12,7 +12,7 @@ import gzip
 import json
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -87,6 +87,19 @@ def read_input_lines(path: str | Path) -> list[bytes]:
     One buffered pass: a third cheaper than reading the whole content and splitting it (no second copy).
     """
     return _read_input(path, lambda handle: handle.readlines())
+
+
+def iter_input_lines(path: str | Path) -> Generator[bytes, None, None]:
+    """The (decompressed) lines of an input file as bytes, one at a time, each with its ``b"\\n"``.
+
+    For readers that keep no line longer than they need it; a damaged gzip
+    stream raises :class:`InputError` naming the file where it breaks off.
+    """
+    try:
+        with open_input(path) as handle:
+            yield from handle
+    except GZIP_ERRORS as exc:
+        raise InputError(path, None, gzip_problem(exc), "a complete gzip file") from None
 
 
 def physical_lines(path: Path) -> Iterator[tuple[int, str]]:

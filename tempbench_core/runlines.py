@@ -1,9 +1,10 @@
 """Run files read line by line as raw bytes, for readers that share the records of several runs.
 
 Two runs of one configuration (an original and its reproduction) hold mostly
-byte-identical lines. :func:`run_lines` gives a run file's lines as bytes, so a
-caller can decode each distinct line once (:func:`parse_line`) and resolve it
-once for every run that holds it (:mod:`eval.repro.distinct`).
+byte-identical lines. :func:`run_lines` gives a run file's lines as bytes, one
+at a time, so a caller can read the runs side by side, decode each distinct
+line once (:func:`parse_line`) and resolve it once for every run that holds it
+(:mod:`eval.repro.distinct`).
 
 This is a fast path of :func:`tempbench_core.runfile.read_run` for the common
 case only, a JSON Lines run file of SPEC §6.1 whose records read_run keeps as
@@ -35,12 +36,14 @@ absent is :data:`UNSET`), as are duplicate ids.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 
 import msgspec
 
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import read_input_lines, require_file
+from tempbench_core.jsonl import iter_input_lines, require_file
 
 #: A key an item does not carry.
 UNSET = msgspec.UNSET
@@ -71,24 +74,28 @@ class RunLine(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(RunLine)
 
 
-def run_lines(path: str | Path) -> list[bytes] | None:
-    """The lines of a run file as raw bytes (a ``.gz`` file decompressed), or ``None`` when read_run must read it.
+def run_lines(path: str | Path) -> Iterator[bytes] | None:
+    """The lines of a run file as raw bytes, one at a time (a ``.gz`` file decompressed), or ``None`` when read_run must read it.
 
     A line keeps its ``b"\\n"`` (JSON whitespace; a blank line is ``b"\\n"``,
-    which :func:`parse_line` leaves to read_run).
+    which :func:`parse_line` leaves to read_run). No line is kept here: a
+    reader holds only the lines it compares.
 
     ``None`` for what this fast path leaves to read_run: a UTF-8 BOM, or no line
-    at all (a damaged gzip stream: read_run reports it). A missing file raises as
-    read_run would.
+    at all. A missing file raises as read_run would; a gzip stream damaged after
+    its first line raises :class:`~tempbench_core.errors.InputError` where it
+    breaks off (read_run reports it with its own words).
     """
     path = require_file(path, "run file")
+    lines = iter_input_lines(path)
     try:
-        lines = read_input_lines(path)
+        first = next(lines, None)
     except InputError:
         return None  # read_run reports it with its own words
-    if not lines or lines[0].startswith(b"\xef\xbb\xbf"):
+    if first is None or first.startswith(b"\xef\xbb\xbf"):
+        lines.close()
         return None
-    return lines
+    return chain((first,), lines)
 
 
 def parse_line(line: bytes) -> RunLine | None:

@@ -2,10 +2,10 @@
 
 An original and its reproduction mostly hold byte-identical records. Here the
 runs of one configuration (a *group*) are read line by line as bytes
-(:func:`tempbench_core.runlines.run_lines`); a line is decoded into the
-fields read (:func:`tempbench_core.runlines.parse_line`) and made its row
-(:func:`eval.plain_table.line_row`) once, and a line equal to another run's
-line at the same place shares that row.
+(:func:`tempbench_core.runlines.run_lines`), side by side; a line is decoded
+into the fields read (:func:`tempbench_core.runlines.parse_line`) and made its
+row (:func:`eval.plain_table.line_row`) once, and a line equal to another
+run's line at the same place shares that row.
 The distinct rows make one evidence table (:func:`eval.plain_table.rows_table`),
 scored by the kernels (:func:`eval.repro.values.run_values`) and written as
 document ids (:func:`eval.trec.run_document_codes`) once. Each run's values
@@ -25,7 +25,7 @@ KTU and RBO read of them, and those compare a configuration's two runs only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,6 @@ class Reader:
         self.by_id = {q["id"]: q for q in questions}
         self.key, self.shared = key, shared
         self.known: dict[Any, PlainRow | None] = {}
-        self.files: list[tuple[list[bytes], list[PlainRow | None]]] = []
         self._missing = object()
 
     def _row(self, question: Mapping[str, Any] | None, record: Mapping[str, Any] | None) -> PlainRow | None:
@@ -72,28 +71,52 @@ class Reader:
         ties = (record.get("cutoff_ties") or []) if record is not None else []
         return plain_row(question, evidence, ties, self.key, self.shared, run_form=True)
 
-    def lines(self, lines: list[bytes]) -> list[PlainRow | None]:
-        """The rows of a run file's lines.
+    def files(self, paths: Sequence[str | Path]) -> list[list[PlainRow | None] | None]:
+        """The rows of run files read side by side, line by line; ``None`` for a file read_run must read.
 
-        A line equal to the line at the same place of a file read before is
-        that line's row (the runs of a configuration list the questions in
-        the same order: a byte comparison, no hashing of every line).
+        A line equal to an earlier file's line at the same place is that
+        line's row (the runs of a configuration list the questions in the same
+        order: a byte comparison, no hashing of every line). Only the lines
+        being compared are held.
         """
-        before = self.files
-        rows = []
-        for i, line in enumerate(lines):
-            row = self._missing
-            for other, their_rows in before:
-                if i < len(other) and other[i] == line:
-                    row = their_rows[i]
-                    break
-            if row is self._missing:
-                rec = parse_line(line)
-                question = None if rec is None else self.by_id.get(rec.id)
-                # None: select names the unknown id
-                row = None if question is None else line_row(question, rec, self.key, self.shared)  # type: ignore[union-attr]
-            rows.append(row)
-        self.files.append((lines, rows))
+        streams: dict[int, Iterator[bytes]] = {}
+        rows: list[list[PlainRow | None] | None] = []
+        for i, path in enumerate(paths):
+            try:
+                lines = run_lines(path)
+            except TempbenchError:
+                lines = None  # read_run reports it
+            rows.append(None if lines is None else [])
+            if lines is not None:
+                streams[i] = lines
+        while streams:
+            at: dict[int, bytes] = {}
+            for i, lines in list(streams.items()):
+                try:
+                    at[i] = next(lines)
+                except StopIteration:
+                    del streams[i]
+                except TempbenchError:  # a gzip stream broken off: read_run reports it
+                    del streams[i]
+                    rows[i] = None
+            for i, line in at.items():
+                mine = rows[i]
+                if mine is None:
+                    continue
+                row = self._missing
+                for j, other in at.items():
+                    if j == i:
+                        break
+                    theirs = rows[j]
+                    if theirs is not None and other == line:
+                        row = theirs[-1]
+                        break
+                if row is self._missing:
+                    rec = parse_line(line)
+                    question = None if rec is None else self.by_id.get(rec.id)
+                    # None: select names the unknown id
+                    row = None if question is None else line_row(question, rec, self.key, self.shared)  # type: ignore[union-attr]
+                mine.append(row)  # type: ignore[arg-type]
         return rows
 
     def record(self, qid: Any, record: Mapping[str, Any]) -> PlainRow | None:
@@ -111,21 +134,17 @@ class Reader:
         return self.known[key]
 
 
-def file_source(path: str | Path, reader: Reader) -> Source | None:
-    """A run file's records as rows, or ``None`` when it is read run by run."""
-    try:
-        lines = run_lines(path)
-    except TempbenchError:
-        return None  # read_run reports it
-    if lines is None:
-        return None
-    rows = reader.lines(lines)
-    if any(row is None for row in rows):
-        return None
-    qids = [row.question["id"] for row in rows]  # type: ignore[union-attr]
-    if len(set(qids)) != len(qids):
-        return None  # read_run names the duplicate
-    return Source(qids, rows)  # type: ignore[arg-type]
+def file_sources(paths: Sequence[str | Path], reader: Reader) -> list[Source | None]:
+    """Run files' records as rows, read side by side (:meth:`Reader.files`); ``None`` for a file read run by run."""
+    out: list[Source | None] = []
+    for rows in reader.files(paths):
+        if rows is None or any(row is None for row in rows):
+            out.append(None)
+            continue
+        qids = [row.question["id"] for row in rows]  # type: ignore[union-attr]
+        # read_run names a duplicate
+        out.append(Source(qids, rows) if len(set(qids)) == len(qids) else None)  # type: ignore[arg-type]
+    return out
 
 
 def mapping_source(run: Mapping[Any, Mapping[str, Any]], reader: Reader) -> Source | None:

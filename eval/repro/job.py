@@ -34,7 +34,7 @@ from eval.evidence import resolve
 from eval.keyspace import DEFAULT_KEY
 from eval.measures import Measure
 from eval.repro.compare import OrderFigures, ScoredRun, compare_runs, order_figures
-from eval.repro.distinct import Reader, file_source, group_codes, mapping_source, score_group, values_of
+from eval.repro.distinct import Reader, file_sources, group_codes, mapping_source, score_group, values_of
 from eval.repro.doclists import DocLists, one_space, run_space
 from eval.repro.options import DEFAULT_BASELINE, ReproOptions
 from eval.repro.ttest import load_distribution
@@ -166,10 +166,11 @@ def _group_task(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed
 
 def _prepare_group(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Failed]:
     reader = Reader(job.questions, job.key, job.shared)
+    files = [slot for slot in slots if isinstance(job.runs[slot], (str, Path))]
+    read = dict(zip(files, file_sources([job.runs[slot] for slot in files], reader), strict=True))
     sources = {}
     for slot in slots:
-        run = job.runs[slot]
-        source = file_source(run, reader) if isinstance(run, (str, Path)) else mapping_source(run, reader)
+        source = read[slot] if slot in read else mapping_source(job.runs[slot], reader)
         if source is not None:
             sources[slot] = source
     split_questions = select_split(job.questions, job.split) if job.split is not None else None

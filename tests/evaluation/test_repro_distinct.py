@@ -118,7 +118,7 @@ def test_a_plain_pair_takes_the_group_path(tmp_path: Path) -> None:
                                 for q in questions), encoding="utf-8")
         runs[slot] = path
     reader = distinct.Reader(questions, "auto", {})
-    sources = {slot: distinct.file_source(path, reader) for slot, path in runs.items()}
+    sources = dict(zip(runs, distinct.file_sources(list(runs.values()), reader), strict=True))
     assert all(source is not None for source in sources.values())
     group = distinct.score_group(sources, None, reader, lambda t, ties: None, lambda slot: slot[0] == "reproduced")
     assert group is not None and set(group.chosen) == set(SLOTS)

@@ -6,7 +6,7 @@ times and scores, missing fields, null cut-off ties, duplicate, unknown and
 unusual ids, integers beyond 64 bits, NaN, a BOM, blank lines, CRLF, gzip,
 fields the reader skips holding what json reads and others might not,
 duplicate and escaped keys, invalid UTF-8):
-whenever :func:`~eval.repro.distinct.file_source` reads a file, read_run
+whenever :func:`~eval.repro.distinct.file_sources` reads a file, read_run
 reads it without an error, with the same ids in the same order, and every
 row is the one made from read_run's record (what the run-by-run path
 resolves). Plain files must take the fast path (otherwise the comparison
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eval.plain_table import plain_row
-from eval.repro.distinct import Reader, file_source
+from eval.repro.distinct import Reader, file_sources
 from tempbench_core.errors import TempbenchError
 from tempbench_core.runfile import dumps_record, read_run
 from tempbench_core.runlines import parse_line, run_lines
@@ -161,21 +161,25 @@ def _nan_free(row) -> tuple:
                         for part in (row.items, row.extra)))
 
 
+def file_source(path: Path, reader: Reader):
+    return file_sources([path], reader)[0]
+
+
 def _read_as_read_run(path: Path, questions: list[dict]) -> bool:
-    """Whether file_source read the file; when it did, read_run must read the same."""
-    reader = Reader(questions, "auto", {})
-    source = file_source(path, reader)
+    """Whether the reader read the file; when it did, read_run must read the same."""
+    source = file_source(path, Reader(questions, "auto", {}))
     if source is None:
         return False
     ref = read_run(path)  # must not raise: the fast path took a file read_run refuses
     by_id = {q["id"]: q for q in questions}
-    # a second file of the same lines, some of them changed, shares the rows of the lines that are equal
+    # a second file of the same lines, some of them changed, read beside it, shares the rows of the lines that are equal
     lines = path.read_bytes().split(b"\n") if not path.name.endswith(".gz") else []
     other = path.with_name("other.jsonl")
     other.write_bytes(b"\n".join(line if i % 2 else line.replace(b'"evidence"', b'"evidence" ')
                                   for i, line in enumerate(lines)))
-    second = file_source(other, reader) if lines else None
-    for got in (source, second):
+    first, second = file_sources([path, other], Reader(questions, "auto", {})) if lines else (source, None)
+    assert first is not None
+    for got in (source, first, second):
         if got is None:
             continue
         assert got.qids == list(ref)
@@ -183,7 +187,7 @@ def _read_as_read_run(path: Path, questions: list[dict]) -> bool:
             again = plain_row(by_id[qid], ref[qid].get("evidence", []), ref[qid].get("cutoff_ties") or [], "auto", {})
             assert again is not None and _nan_free(row) == _nan_free(again)
     if second is not None:
-        assert all(a is b for a, b in zip(source.rows[1::2], second.rows[1::2], strict=True))
+        assert all(a is b for a, b in zip(first.rows[1::2], second.rows[1::2], strict=True))
     return True
 
 
@@ -284,7 +288,21 @@ def test_integers_of_any_length_are_read_as_float_reads_them(tmp_path: Path) -> 
 def test_a_damaged_gzip_stream_is_left_to_read_run(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"id": "q1", "evidence": []}\n')[:-6])
+    assert file_source(path, Reader(_questions(["q1"], "label", False), "auto", {})) is None
+    assert run_lines(tmp_path / "run.jsonl.gz") is not None  # the break shows only at the end of the stream
+    path.write_bytes(b"\x1f\x8b not gzip")
     assert run_lines(path) is None
+    # broken off after some lines: that file is left to read_run, the file read beside it is not
+    long = tmp_path / "long.jsonl.gz"
+    text = "".join(json.dumps({"id": f"q{i}", "evidence": []}) + "\n" for i in range(3000)).encode()
+    long.write_bytes(gzip.compress(text)[:-200])
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(text)
+    questions = _questions([f"q{i}" for i in range(3000)], "label", False)
+    broken, fine = file_sources([long, whole], Reader(questions, "auto", {}))
+    assert broken is None and fine is not None and len(fine.qids) == 3000
+    with pytest.raises(TempbenchError, match="gzip"):
+        read_run(long)
 
 
 NUMBER_TEXT = st.builds(lambda sign, whole, frac, exp: f"{sign}{whole}{frac}{exp}",
