@@ -81,14 +81,6 @@ def read_input_bytes(path: str | Path) -> bytes:
     return _read_input(path, lambda handle: handle.read())
 
 
-def read_input_lines(path: str | Path) -> list[bytes]:
-    """The (decompressed) lines of an input file as bytes, each with its ``b"\\n"`` (the last one's if it has it).
-
-    One buffered pass: a third cheaper than reading the whole content and splitting it (no second copy).
-    """
-    return _read_input(path, lambda handle: handle.readlines())
-
-
 def iter_input_lines(path: str | Path) -> Generator[bytes, None, None]:
     """The (decompressed) lines of an input file as bytes, one at a time, each with its ``b"\\n"``.
 
