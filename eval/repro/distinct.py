@@ -51,7 +51,7 @@ class Source:
 class Reader:
     """Reads a group's records into :class:`~eval.plain_table.PlainRow` rows, each distinct record once.
 
-    A record of a file is its line's bytes (:meth:`lines`); a record given in
+    A record of a file is its line's bytes (:meth:`files`); a record given in
     memory, its object. ``None`` for a record the fast path leaves to the
     run-by-run path: one read_run would not keep as it is, an id not in the
     benchmark, items resolve must read one by one.
