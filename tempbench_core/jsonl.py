@@ -67,13 +67,18 @@ def gzip_problem(exc: BaseException) -> str:
     return f"corrupt gzip stream ({exc})"
 
 
+def _broken_gzip(path: str | Path, line: int | None, exc: BaseException) -> InputError:
+    """The error of a gzip stream that could not be read to its end (``line``: where it broke off, when known)."""
+    return InputError(path, line, gzip_problem(exc), "a complete gzip file")
+
+
 def _read_input(path: str | Path, read: Callable[[IO[bytes]], Any]) -> Any:
     """``read(handle)`` on the opened input; a gzip failure is an :class:`InputError` naming the file."""
     try:
         with open_input(path) as handle:
             return read(handle)
     except GZIP_ERRORS as exc:
-        raise InputError(path, None, gzip_problem(exc), "a complete gzip file") from None
+        raise _broken_gzip(path, None, exc) from None
 
 
 def read_input_bytes(path: str | Path) -> bytes:
@@ -91,7 +96,7 @@ def iter_input_lines(path: str | Path) -> Generator[bytes, None, None]:
         with open_input(path) as handle:
             yield from handle
     except GZIP_ERRORS as exc:
-        raise InputError(path, None, gzip_problem(exc), "a complete gzip file") from None
+        raise _broken_gzip(path, None, exc) from None
 
 
 def physical_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -109,7 +114,7 @@ def physical_lines(path: Path) -> Iterator[tuple[int, str]]:
             try:
                 item = next(lines, None)
             except GZIP_ERRORS as exc:
-                raise InputError(path, number + 1, gzip_problem(exc), "a complete gzip file") from None
+                raise _broken_gzip(path, number + 1, exc) from None
             if item is None:
                 return
             number, raw = item

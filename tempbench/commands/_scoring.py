@@ -68,9 +68,8 @@ def load_inputs(args: argparse.Namespace, read_flags: bool = True
     questions = load_benchmark(paths.benchmark, ids_path=ids)
     flags = None
     if paths.flags is not None and Path(paths.flags).exists():
-        if not read_flags:
-            return questions, None, None
-        flags = load_flags(paths.flags)
+        if read_flags:
+            flags = load_flags(paths.flags)
     elif getattr(args, "flags", None):
         raise MissingDataError(f"flags file not found: {args.flags}")
     return questions, flags, paths.flags if flags is not None else None
