@@ -141,11 +141,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; returns the process exit code.
 
     A closed stdout (``tempbench score RUN | head``) ends any command quietly
-    with exit status 0: what was asked for was read. stdout is pointed at
-    ``/dev/null`` so that the interpreter's last flush cannot fail again.
+    with exit status 0: what was asked for was read. stdout is flushed here,
+    where a closed pipe is caught (``--help`` included, which argparse ends
+    with SystemExit), not at the interpreter's exit; then pointed at
+    ``/dev/null`` so that the last flush cannot fail again.
     """
     try:
-        return _main(argv)
+        try:
+            code = _main(argv)
+        except SystemExit:
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return code
     except BrokenPipeError:
         _stdout_to_devnull()
         return 0

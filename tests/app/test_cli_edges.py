@@ -21,6 +21,8 @@ def _closed_stdout(args: list[str]) -> subprocess.CompletedProcess:
     read, write = os.pipe()
     os.close(read)  # every write to ``write`` now fails with EPIPE, whatever the timing
     env = dict(os.environ, PYTHONPATH=str(_REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # stdout buffered, as in a user's shell: the help text then reaches the pipe only when flushed
+    env.pop("PYTHONUNBUFFERED", None)
     try:
         return subprocess.run([sys.executable, "-m", "tempbench.cli", *args], stdout=write, stderr=subprocess.PIPE,
                               text=True, env=env, timeout=600, check=False)
