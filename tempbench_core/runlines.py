@@ -11,11 +11,13 @@ case only, a JSON Lines run file of SPEC §6.1 whose records read_run keeps as
 they are: a JSON object with a string ``id``, an ``evidence`` list and an
 optional ``cutoff_ties`` list (or null), every item an object with numeric
 ``t_start`` and ``t_end`` and a numeric, null or absent ``score``. Such a line
-is decoded straight into the fields that are read (:class:`RunLine`,
-:class:`RunItem`; ``msgspec`` skips the others without building them), which
-is where most of the time of ``tempbench repro`` went. Anything else is
-``None``: the caller then reads the file with read_run, which also names the
-problem.
+is decoded straight into the fields read in one key space (:class:`IdLine`
+of :class:`IdItem`, or :class:`LabelLine` of :class:`LabelItem`; ``msgspec``
+skips the other fields, the other space's keys included, without building
+them), which is where most of the time of ``tempbench repro`` went. Anything
+else is ``None``: the caller then reads the file with read_run, which also
+names the problem. The caller picks the space: the one its question's items
+are read in (a line read in the other space first is decoded again).
 
 Why a decoded line equals read_run's record in every field read here:
 
@@ -28,7 +30,10 @@ Why a decoded line equals read_run's record in every field read here:
   surrogate escapes, NaN, a boolean where a number is expected) and, in a
   field it skips, everything but invalid UTF-8: that is tested on the whole
   line first (UTF-8-encoded surrogates included, which :mod:`json` would pass
-  on to read_run's refusal).
+  on to read_run's refusal);
+* the other key space's keys are not read: read_run keeps an item whatever
+  they hold (its whole key space, times and score are what it checks), and the
+  scorer reads each question's items in one space.
 
 Whether an item carries a whole key space is the caller's to check (a key
 absent is :data:`UNSET`), as are duplicate ids.
@@ -39,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
+from typing import ClassVar
 
 import msgspec
 
@@ -49,29 +55,51 @@ from tempbench_core.jsonl import iter_input_lines, require_file
 UNSET = msgspec.UNSET
 
 
-class RunItem(msgspec.Struct, gc=False):
-    """One evidence (or cut-off tie) item of a run line: the fields read, a key space's key ``UNSET`` when absent."""
+class IdItem(msgspec.Struct, gc=False):
+    """An evidence (or cut-off tie) item read in the id space: its times, ids and score (an id ``UNSET`` when absent)."""
 
     t_start: float
     t_end: float
-    s: str | msgspec.UnsetType = UNSET
-    r: str | msgspec.UnsetType = UNSET
-    o: str | msgspec.UnsetType = UNSET
     s_id: str | msgspec.UnsetType = UNSET
     r_id: str | msgspec.UnsetType = UNSET
     o_id: str | msgspec.UnsetType = UNSET
     score: float | None = None
 
 
-class RunLine(msgspec.Struct, gc=False):
-    """One record of a run file as read here: its id and its two lists (``cutoff_ties`` ``None`` when absent)."""
+class LabelItem(msgspec.Struct, gc=False):
+    """An item read in the label space: its times, labels and score (a label ``UNSET`` when absent)."""
 
+    t_start: float
+    t_end: float
+    s: str | msgspec.UnsetType = UNSET
+    r: str | msgspec.UnsetType = UNSET
+    o: str | msgspec.UnsetType = UNSET
+    score: float | None = None
+
+
+class IdLine(msgspec.Struct, gc=False):
+    """A record read in the id space: its id and its two lists (``cutoff_ties`` ``None`` when absent)."""
+
+    #: the key space its items were read in
+    space: ClassVar[str] = "id"
     id: str
-    evidence: list[RunItem]
-    cutoff_ties: list[RunItem] | None = None
+    evidence: list[IdItem]
+    cutoff_ties: list[IdItem] | None = None
 
 
-_DECODER = msgspec.json.Decoder(RunLine)
+class LabelLine(msgspec.Struct, gc=False):
+    """A record read in the label space (:class:`IdLine`'s twin)."""
+
+    space: ClassVar[str] = "label"
+    id: str
+    evidence: list[LabelItem]
+    cutoff_ties: list[LabelItem] | None = None
+
+
+#: A decoded record, in one key space.
+RunLine = IdLine | LabelLine
+
+_DECODERS = {"id": msgspec.json.Decoder(IdLine), "label": msgspec.json.Decoder(LabelLine)}
 
 
 def run_lines(path: str | Path) -> Iterator[bytes] | None:
@@ -98,14 +126,14 @@ def run_lines(path: str | Path) -> Iterator[bytes] | None:
     return chain((first,), lines)
 
 
-def parse_line(line: bytes) -> RunLine | None:
-    """One line decoded (module docstring), or ``None`` when read_run must read it."""
+def parse_line(line: bytes, space: str) -> RunLine | None:
+    """One line decoded in ``space`` (``"id"`` or ``"label"``; module docstring), or ``None`` when read_run must read it."""
     if not line.isascii():
         try:
             line.decode("utf-8")
         except UnicodeDecodeError:
             return None
     try:
-        return _DECODER.decode(line)
+        return _DECODERS[space].decode(line)
     except (msgspec.DecodeError, RecursionError):  # a ValidationError too; RecursionError: nested too deep
         return None

@@ -3,7 +3,8 @@
 An original and its reproduction mostly hold byte-identical records. Here the
 runs of one configuration (a *group*) are read line by line as bytes
 (:func:`tempbench_core.runlines.run_lines`), side by side; a line is decoded
-into the fields read (:func:`tempbench_core.runlines.parse_line`) and made its
+into the fields read in its question's key space
+(:func:`tempbench_core.runlines.parse_line`) and made its
 row (:func:`eval.plain_table.line_row`) once, and a line equal to another
 run's line at the same place shares that row.
 The distinct rows make one evidence table (:func:`eval.plain_table.rows_table`),
@@ -32,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from eval.plain_table import PlainRow, line_row, plain_row, rows_table
+from eval.plain_table import PlainRow, line_row, plain_row, question_classes, rows_table
 from eval.repro.doclists import DocLists
 from eval.repro.values import RunValues
 from eval.trec import DocumentCodes, run_document_codes
-from tempbench_core.errors import TempbenchError
+from tempbench_core.errors import EvidenceError, TempbenchError
 from tempbench_core.runlines import parse_line, run_lines
 
 
@@ -62,6 +63,8 @@ class Reader:
         self.key, self.shared = key, shared
         self.known: dict[Any, PlainRow | None] = {}
         self._missing = object()
+        # a line is decoded in the space most questions read first (ids, unless the key says labels)
+        self._first, self._second = ("label", "id") if key == "label" else ("id", "label")
 
     def _row(self, question: Mapping[str, Any] | None, record: Mapping[str, Any] | None) -> PlainRow | None:
         if question is None:
@@ -112,12 +115,23 @@ class Reader:
                         row = theirs[-1]
                         break
                 if row is self._missing:
-                    rec = parse_line(line)
-                    question = None if rec is None else self.by_id.get(rec.id)
-                    # None: select names the unknown id
-                    row = None if question is None else line_row(question, rec, self.key, self.shared)  # type: ignore[union-attr]
+                    row = self._line_row(line)
                 mine.append(row)  # type: ignore[arg-type]
         return rows
+
+    def _line_row(self, line: bytes) -> PlainRow | None:
+        """The row of one run line, decoded in the key space its question's items are read in."""
+        rec = parse_line(line, self._first) or parse_line(line, self._second)
+        question = None if rec is None else self.by_id.get(rec.id)
+        if question is None:
+            return None  # select names the unknown id
+        try:
+            classes = question_classes(question, self.key, self.shared)
+        except EvidenceError:
+            return None
+        if rec.space != classes[1]:  # type: ignore[union-attr]
+            rec = parse_line(line, classes[1])
+        return None if rec is None else line_row(question, rec, classes)
 
     def record(self, qid: Any, record: Mapping[str, Any]) -> PlainRow | None:
         """The row of a record given in memory under ``qid``."""

@@ -75,11 +75,16 @@ def odd_item(draw, kind: int):
         return base
     if kind == 5:
         return {k: v for k, v in base.items() if k not in ("s", "s_id")}  # no whole key space
+    if kind == 6:
+        # a key of either space holding what is not a string (the reader decodes one space and skips the other's)
+        base[draw(st.sampled_from(["s", "r", "o", "s_id", "r_id", "o_id"]))] = draw(
+            st.sampled_from([5, None, 1.5, True, ["Q1"], {"id": "Q1"}, "\ud800"]))
+        return base
     return draw(st.sampled_from([None, 3, {"line": 5}]))
 
 
-ODDITIES = 13  # 0-6: one odd item; 7: an odd id; 8: no id; 9: no evidence; 10: odd ties; 11: an odd line;
-#                12: an odd field spliced into a line (SPLICED)
+ODDITIES = 14  # 0-7: one odd item; 8: an odd id; 9: no id; 10: no evidence; 11: odd ties; 12: an odd line;
+#                13: an odd field spliced into a line (SPLICED)
 #: Text spliced into a record after its ``{``: values of fields the reader skips (what json reads, orjson or msgspec
 #: might not: NaN, 1e400, integers beyond 64 bits, a lone surrogate escaped or encoded, the two as one pair) and
 #: duplicate keys (json takes the last).
@@ -101,18 +106,18 @@ def record(draw, oddity: int | None):
         rec["anchor"] = {"id": "Q1", "n": draw(TIMES)}
     if oddity is None:
         return rec
-    if oddity <= 6:
+    if oddity <= 7:
         where = draw(st.sampled_from(["evidence", "cutoff_ties"]))
         items = rec.get(where) or []
         items.insert(draw(st.integers(0, len(items))), draw(odd_item(oddity)))
         rec[where] = items
-    elif oddity == 7:
-        rec["id"] = draw(st.sampled_from([None, 7, 1.5, True, ["q"]]))
     elif oddity == 8:
-        del rec["id"]
+        rec["id"] = draw(st.sampled_from([None, 7, 1.5, True, ["q"]]))
     elif oddity == 9:
-        del rec["evidence"]
+        del rec["id"]
     elif oddity == 10:
+        del rec["evidence"]
+    elif oddity == 11:
         rec["cutoff_ties"] = draw(st.sampled_from([{}, "x", 3]))
     return rec
 
@@ -124,11 +129,11 @@ def run_file(draw):
     if oddity is not None:
         records[draw(st.integers(0, len(records) - 1))] = draw(record(oddity))
     lines = [json.dumps(rec, ensure_ascii=draw(st.booleans())) for rec in records]
-    if oddity == 12:
+    if oddity == 13:
         at = draw(st.integers(0, len(lines) - 1))
         if lines[at].startswith("{"):
             lines[at] = "{" + draw(st.sampled_from(SPLICED)) + lines[at][1:]
-    if oddity == 11:
+    if oddity == 12:
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  ", "[1, 2]", "{bad"])))
     text = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
     if oddity is not None and draw(st.integers(0, 5)) == 0:
@@ -237,6 +242,25 @@ def test_a_written_run_file_takes_the_fast_path(tmp_path: Path) -> None:
     assert _read_as_read_run(gz, questions)
 
 
+@pytest.mark.parametrize("spaces", ["id", "label", "both"])
+def test_each_question_is_read_in_its_own_key_space(tmp_path: Path, spaces: str) -> None:
+    # the items carry both spaces, the space a question does not read holding what is not a string: read_run keeps
+    # them and the scorer never reads them, so the fast path reads them too (decoded in the question's space)
+    def item(label: object, ident: object) -> dict:
+        return {"s": label, "r": "a|b", "o": "Zoë", "s_id": ident, "r_id": "P1", "o_id": "Q3", "t_start": 1994,
+                "t_end": 1994}
+    read_in = "label" if spaces == "label" else "id"
+    odd = {"id": item(7, "Q1"), "label": item("Ann", 7)}[read_in]
+    records = [{"id": "q1", "evidence": [odd, item("Ann", "Q1")]}, {"id": "q2", "evidence": [item("Ann", "Q1")]}]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(dumps_record(r) for r in records), encoding="utf-8")
+    questions = _questions(["q1", "q2"], spaces, False)
+    assert _read_as_read_run(path, questions)
+    rows = file_source(path, Reader(questions, "auto", {})).rows
+    assert {row.space for row in rows} == {read_in}
+    assert rows[0].items.cls == [0, 0]  # both items are the gold triple in the space read
+
+
 @pytest.mark.parametrize("text", ["", "\ufeff{}\n", '{"id": "q1", "evidence": []}\n\n{"id": "q2", "evidence": []}\n',
                                   '{"id": "q1", "evidence": []}\n{"id": "q1", "evidence": []}\n',
                                   '{"id": "q1", "evidence": [], "n": NaN}\n',
@@ -324,7 +348,7 @@ def test_a_number_is_read_as_json_and_float_read_it(text: str) -> None:
         want = float(value)
     except OverflowError:
         want = None
-    got = parse_line(line)
+    got = parse_line(line, "label")
     if want is None or want in (float("inf"), float("-inf")):
         assert got is None
     else:
