@@ -98,7 +98,7 @@ EMPTY_ITEMS = RawItems([], [], [], [], [])
 
 def question_name(question: Mapping[str, Any]) -> str:
     """``question 'q1'`` (or ``question``), the prefix of a message about it."""
-    qid = question.get("id") if isinstance(question, Mapping) else None
+    qid = question.get("id") if type(question) is dict or isinstance(question, Mapping) else None
     return "question" if qid is None else f"question {qid!r}"
 
 
@@ -116,7 +116,7 @@ def to_float(value: Any, what: str) -> float:
 
 def read_t_query(question: Mapping[str, Any]) -> float:
     """The question's ``t_query`` as a float (an error when it is missing or not a number)."""
-    if not isinstance(question, Mapping):
+    if type(question) is not dict and not isinstance(question, Mapping):  # a dict first: abc checks are slow
         raise EvidenceError(f"question is {type(question).__name__}; expected a dict record")
     where = question_name(question)
     if "t_query" not in question:
@@ -155,7 +155,7 @@ def gold_triples(question: Mapping[str, Any], field_name: str = "S_star", key: s
     if field_name not in question:
         raise EvidenceError(f"{where} has no {field_name} field")
     raw = question[field_name]
-    if raw is None or isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
+    if type(raw) is not list and (raw is None or isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable)):
         raise EvidenceError(f"{where}: {field_name} is {type(raw).__name__}; expected a list of triples")
     out = []
     wanted = ("label", "id") if key == "auto" else (key,)
