@@ -55,26 +55,28 @@ from tempbench_core.jsonl import iter_input_lines, require_file
 UNSET = msgspec.UNSET
 
 
-class IdItem(msgspec.Struct, gc=False):
-    """An evidence (or cut-off tie) item read in the id space: its times, ids and score (an id ``UNSET`` when absent)."""
+class _Item(msgspec.Struct, gc=False):
+    """What an item has in either key space: its times and score."""
 
     t_start: float
     t_end: float
+    score: float | None = None
+
+
+class IdItem(_Item, gc=False):
+    """An evidence (or cut-off tie) item read in the id space (an id ``UNSET`` when absent)."""
+
     s_id: str | msgspec.UnsetType = UNSET
     r_id: str | msgspec.UnsetType = UNSET
     o_id: str | msgspec.UnsetType = UNSET
-    score: float | None = None
 
 
-class LabelItem(msgspec.Struct, gc=False):
-    """An item read in the label space: its times, labels and score (a label ``UNSET`` when absent)."""
+class LabelItem(_Item, gc=False):
+    """An item read in the label space (a label ``UNSET`` when absent)."""
 
-    t_start: float
-    t_end: float
     s: str | msgspec.UnsetType = UNSET
     r: str | msgspec.UnsetType = UNSET
     o: str | msgspec.UnsetType = UNSET
-    score: float | None = None
 
 
 class IdLine(msgspec.Struct, gc=False):
