@@ -63,7 +63,8 @@ class Reader:
         self.key, self.shared = key, shared
         self.known: dict[Any, PlainRow | None] = {}
         self._missing = object()
-        # a line is decoded in the space most questions read first (ids, unless the key says labels)
+        # a line is decoded first in the space the previous line's question read (at the start: ids, unless the
+        # key says labels), so a benchmark of one space decodes each line once whichever space it is
         self._first, self._second = ("label", "id") if key == "label" else ("id", "label")
 
     def _row(self, question: Mapping[str, Any] | None, record: Mapping[str, Any] | None) -> PlainRow | None:
@@ -130,6 +131,7 @@ class Reader:
         except EvidenceError:
             return None
         if rec.space != classes[1]:  # type: ignore[union-attr]
+            self._first, self._second = classes[1], rec.space  # type: ignore[union-attr]
             rec = parse_line(line, classes[1])
         return None if rec is None else line_row(question, rec, classes)
 

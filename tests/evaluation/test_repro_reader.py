@@ -261,6 +261,24 @@ def test_each_question_is_read_in_its_own_key_space(tmp_path: Path, spaces: str)
     assert rows[0].items.cls == [0, 0]  # both items are the gold triple in the space read
 
 
+@pytest.mark.parametrize("spaces", ["id", "label"])
+def test_a_line_is_decoded_once_in_a_benchmark_of_one_space(tmp_path: Path, spaces: str, monkeypatch) -> None:
+    # the reader decodes first in the space the previous line's question read: a label-only benchmark (a KG without
+    # ids) pays a second decode on its first line only
+    import eval.repro.distinct as distinct
+
+    decoded: list[str] = []
+    real = distinct.parse_line
+    monkeypatch.setattr(distinct, "parse_line", lambda line, space: (decoded.append(space), real(line, space))[1])
+    ids = [f"q{i}" for i in range(40)]
+    item = dict(GOLD["id"] | GOLD["label"], t_start=1994, t_end=1994)
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(dumps_record({"id": qid, "evidence": [item]}) for qid in ids), encoding="utf-8")
+    source = file_source(path, Reader(_questions(ids, spaces, False), "auto", {}))
+    assert source is not None and {row.space for row in source.rows} == {spaces}
+    assert len(decoded) == 40 + (spaces == "label") and decoded[-1] == spaces
+
+
 @pytest.mark.parametrize("text", ["", "\ufeff{}\n", '{"id": "q1", "evidence": []}\n\n{"id": "q2", "evidence": []}\n',
                                   '{"id": "q1", "evidence": []}\n{"id": "q1", "evidence": []}\n',
                                   '{"id": "q1", "evidence": [], "n": NaN}\n',
