@@ -10,6 +10,7 @@ output line for line, except the elapsed seconds and trailing blanks.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -70,3 +71,54 @@ def test_transcript_interleaving_and_normalisation():
     err = "running a\nrunning b\naudit of the card's claims (SPEC §4): OK 1\nwrote x/report.md in 12.3 s\n"
     assert _normalise(transcript(out, err)) == ["running a", "running b", "  title", "| table |",
                                                 "audit of the card's claims (SPEC §4): OK 1", "wrote x/report.md in X s"]
+
+
+REPRO_HEADING = "### How close is the reproduction? (SPEC §8)"
+
+
+def repro_example() -> tuple[list[str], list[str]]:
+    """The worked example under :data:`REPRO_HEADING`: its commands (the shell loop unrolled) and its quoted rows.
+
+    The section's first indented block is the commands, the second the table rows it quotes.
+    """
+    section = README.read_text(encoding="utf-8").split(REPRO_HEADING, 1)[1].split("\n### ", 1)[0]
+    blocks = [[line[4:] for line in block.group(0).splitlines()]
+              for block in re.finditer(r"(?m)(?:^    .*\n)+", section)]
+    assert len(blocks) >= 2, f"expected two indented blocks under {REPRO_HEADING!r}"
+    commands: list[str] = []
+    lines = iter(blocks[0])
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        loop = re.fullmatch(r"for (\w+) in ([^;]+); do", line)
+        if loop is None:
+            commands.append(line)
+            continue
+        body = []
+        for inner in lines:
+            if inner.strip() == "done":
+                break
+            body.append(inner.strip())
+        commands += [b.replace(f"${loop.group(1)}", value) for value in loop.group(2).split() for b in body]
+    return commands, [row.rstrip() for row in blocks[1]]
+
+
+def test_readme_repro_example_prints_what_it_quotes(tempbench_commands):
+    commands, rows = repro_example()
+    assert [c.split()[:2] for c in commands if c.startswith("tempbench")][-1] == ["tempbench", "repro"], commands
+    printed = None
+    for command in commands:
+        if command.startswith("mkdir "):
+            (tempbench_commands.workdir / command.split()[1]).mkdir(exist_ok=True)
+        else:
+            printed = tempbench_commands(command).stdout
+    assert printed is not None
+    shown = {line.rstrip() for line in printed.splitlines()}
+    missing = [row for row in rows if row not in shown]
+    assert not missing, "README.md quotes rows repro does not print:\n" + "\n".join(missing) + "\nit prints:\n" + printed
+    # the prose: the other configurations keep every score, their evidence differs in a question or two
+    figures = json.loads((tempbench_commands.workdir / "repro.json").read_text(encoding="utf-8"))["configs"]
+    others = {name: fig for name, fig in figures.items() if name != "stale_blind"}
+    assert sorted(others) == ["hop3_k25", "nonoracle", "oracle"]
+    for name, fig in others.items():
+        assert set(fig["rmse"].values()) == {0.0} and set(fig["p_value"].values()) == {1.0}, name
+        assert 0.997 <= round(fig["ktu"], 3) <= 0.998, (name, fig["ktu"])
