@@ -122,3 +122,37 @@ def test_readme_repro_example_prints_what_it_quotes(tempbench_commands):
     for name, fig in others.items():
         assert set(fig["rmse"].values()) == {0.0} and set(fig["p_value"].values()) == {1.0}, name
         assert 0.997 <= round(fig["ktu"], 3) <= 0.998, (name, fig["ktu"])
+
+
+TREC_HEADING = "### TREC export: compare, fuse and pool runs with ranx, ir_measures, trec_eval"
+
+
+def trec_example() -> tuple[list[str], list[str]]:
+    """The TREC section's transcript (first fenced block) and its ranx table (the last)."""
+    section = README.read_text(encoding="utf-8").split(TREC_HEADING, 1)[1].split("\n### ", 1)[0]
+    blocks = [b.splitlines() for b in re.findall(r"(?ms)^```[^\n]*\n(.*?)^```", section)]
+    assert len(blocks) >= 3, f"expected a transcript, the ranx code and its output under {TREC_HEADING!r}"
+    return blocks[0], blocks[-1]
+
+
+def test_readme_trec_export_transcript_and_table(tempbench_commands):
+    # The transcript exports the runs of `tempbench reproduce --out /tmp/rep` from inside its runs/ folder;
+    # the session's `tempbench reproduce` made the same runs (same data, same split) in tempbench-out/runs/.
+    transcript_lines, table = trec_example()
+    command = next(line for line in transcript_lines if line.startswith("$ tempbench export-trec "))
+    words = command.removeprefix("$ ").split()
+    runs = [w for w in words[2:] if w.endswith(".jsonl")]
+    assert [w.removesuffix(".jsonl") for w in runs] == ["oracle", "nonoracle", "stale_blind", "hop3_k25"], command
+    tempbench_commands("tempbench reproduce")
+    shown = transcript_lines[transcript_lines.index(command) + 1:]
+    rewritten = " ".join(f"tempbench-out/runs/{w}" if w in runs else w for w in words)
+    proc = tempbench_commands(rewritten)
+    assert _normalise(shown) == _normalise(proc.stderr.splitlines()), "README.md's export-trec lines differ:\n" + proc.stderr
+    # ranx's table: its values equal `tempbench score` of the same runs (the superscripts are ranx's test)
+    header = table[0].split()
+    assert header[:2] == ["#", "Model"] and [h.lower() for h in header[2:]] == ["recall@10", "ndcg@10", "mrr"], header
+    for row in table[2:6]:
+        _, name, *values = row.split()
+        score = json.loads((tempbench_commands.workdir / "tempbench-out" / "scores" / f"{name}.json").read_text())["rank"]
+        quoted = [float(re.match(r"[0-9.]+", v).group(0)) for v in values]
+        assert quoted == [round(score[m], 3) for m in ("recall@10", "ndcg@10", "mrr")], (name, quoted)
