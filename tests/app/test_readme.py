@@ -21,13 +21,23 @@ HEADING = "## What `tempbench reproduce` prints"
 AUDIT_LINE = "audit of the card's claims"
 
 
+def section(heading: str) -> str:
+    """README.md's text from ``heading`` to the next heading of a section or subsection."""
+    text = README.read_text(encoding="utf-8")
+    assert heading in text, f"README.md has no heading {heading!r}"
+    return re.split(r"(?m)^##+ ", text.split(heading, 1)[1], maxsplit=1)[0]
+
+
+def fenced_blocks(text: str) -> list[list[str]]:
+    """The lines of each fenced (```) block of ``text``, in order."""
+    return [block.splitlines() for block in re.findall(r"(?ms)^```[^\n]*\n(.*?)^```", text)]
+
+
 def readme_block() -> list[str]:
     """The lines of the first fenced block after the heading."""
-    text = README.read_text(encoding="utf-8")
-    assert HEADING in text, f"README.md has no heading {HEADING!r}"
-    match = re.search(r"^```[^\n]*\n(.*?)^```", text.split(HEADING, 1)[1], re.S | re.M)
-    assert match, f"no fenced block under {HEADING!r}"
-    return match.group(1).splitlines()
+    blocks = fenced_blocks(section(HEADING))
+    assert blocks, f"no fenced block under {HEADING!r}"
+    return blocks[0]
 
 
 def _normalise(lines: list[str]) -> list[str]:
@@ -81,9 +91,8 @@ def repro_example() -> tuple[list[str], list[str]]:
 
     The section's first indented block is the commands, the second the table rows it quotes.
     """
-    section = README.read_text(encoding="utf-8").split(REPRO_HEADING, 1)[1].split("\n### ", 1)[0]
     blocks = [[line[4:] for line in block.group(0).splitlines()]
-              for block in re.finditer(r"(?m)(?:^    .*\n)+", section)]
+              for block in re.finditer(r"(?m)(?:^    .*\n)+", section(REPRO_HEADING))]
     assert len(blocks) >= 2, f"expected two indented blocks under {REPRO_HEADING!r}"
     commands: list[str] = []
     lines = iter(blocks[0])
@@ -129,8 +138,7 @@ TREC_HEADING = "### TREC export: compare, fuse and pool runs with ranx, ir_measu
 
 def trec_example() -> tuple[list[str], list[str]]:
     """The TREC section's transcript (first fenced block) and its ranx table (the last)."""
-    section = README.read_text(encoding="utf-8").split(TREC_HEADING, 1)[1].split("\n### ", 1)[0]
-    blocks = [b.splitlines() for b in re.findall(r"(?ms)^```[^\n]*\n(.*?)^```", section)]
+    blocks = fenced_blocks(section(TREC_HEADING))
     assert len(blocks) >= 3, f"expected a transcript, the ranx code and its output under {TREC_HEADING!r}"
     return blocks[0], blocks[-1]
 
