@@ -226,7 +226,7 @@ def section_reproduce(args: argparse.Namespace, workdir: Path) -> dict[str, Any]
         runs[label] = {"wall_s": [t.wall_s for t in walls], "cpu_s": [t.cpu_s for t in walls],
                        "peak_mib": max(t.peak_mib for t in walls), "best_s": min(t.wall_s for t in walls)}
     differing = _differing(workdir / "reproduce-default", workdir / "reproduce-one_worker")
-    return {"data": str(full), "cores": os.cpu_count(), "runs": runs, "differing_files": differing,
+    return {"data": full.name, "cores": os.cpu_count(), "runs": runs, "differing_files": differing,
             "targets": {"byte_identical_for_any_workers": not differing}}
 
 
@@ -268,7 +268,7 @@ def section_repro(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     same = (workdir / "repro-current.json").read_bytes() == (workdir / f"repro-{other.label}.json").read_bytes()
     walls = [repro(now) for _ in range(args.best_of)]
     best = min(t.wall_s for t in walls)
-    return {"data": str(full), "cores": os.cpu_count(), "walls_s": [t.wall_s for t in walls],
+    return {"data": full.name, "cores": os.cpu_count(), "walls_s": [t.wall_s for t in walls],
             "cpu_s": [t.cpu_s for t in walls], "best_s": best, "against": {args.repro_against: versus},
             "same_json": same, "targets": {"repro_full_s<=3": best <= 3, "same_json_as_before": same}}
 
