@@ -44,6 +44,7 @@ from eval.keyspace import (
     read_items,
     read_t_query,
 )
+from tempbench_core.arrays import gather_slices
 from tempbench_core.errors import EvidenceError
 from tempbench_core.memo import kept_for
 from tempbench_core.schema import valid_at
@@ -164,6 +165,12 @@ class ItemColumns:
         return cls(cat("counts", np.int64), cat("space", np.int8), *sro, cat("ts", np.float64), cat("te", np.float64),
                    cat("cls", np.int64), cat("score", np.float64), cls_start)
 
+    def take(self, rows: np.ndarray, cls_start: np.ndarray) -> ItemColumns:
+        """The items of the questions ``rows`` (in that order), their classes' global index from ``cls_start``."""
+        at = gather_slices(np.arange(len(self.q), dtype=np.int64), self.start[rows], self.start[rows + 1])
+        return ItemColumns(self.counts[rows], self.space[at], self.s[at], self.r[at], self.o[at], self.ts[at],
+                           self.te[at], self.cls[at], self.score[at], cls_start)
+
     def question_items(self, i: int, values: Sequence[Any]) -> list[Item]:
         """Question ``i``'s items (codes read back through ``values``)."""
         lo, hi = int(self.start[i]), int(self.start[i + 1])
@@ -227,6 +234,20 @@ class EvidenceTable:
     @property
     def n(self) -> int:
         return len(self.questions)
+
+    def take(self, rows: np.ndarray) -> EvidenceTable:
+        """The table of the questions ``rows`` (indices, in that order), as if resolved alone; codes shared."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n_gold = self.n_gold[rows]
+        cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
+        return EvidenceTable(
+            key=self.key, questions=[self.questions[i] for i in rows.tolist()], tq=self.tq[rows], n_gold=n_gold,
+            cls_start=cls_start,
+            class_valid=gather_slices(self.class_valid, self.cls_start[rows], self.cls_start[rows + 1]).copy(),
+            gold_space=[self.gold_space[i] for i in rows.tolist()], items=self.items.take(rows, cls_start),
+            extra=self.extra.take(rows, cls_start), code_of=self.code_of, values=self.values,
+            evidence=[self.evidence[i] for i in rows.tolist()] if self.evidence else [], shared=self.shared,
+        )
 
     def valid(self, items: ItemColumns) -> np.ndarray:
         """Per item: its own window is valid at its question's ``t_query``."""

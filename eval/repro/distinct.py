@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.plain_table import PlainRow, line_row, plain_row, question_classes, rows_table
+from eval.plain_table import NO_ITEMS, PlainRow, line_row, plain_row, question_classes, rows_table
 from eval.repro.doclists import DocLists
 from eval.repro.values import RunValues
 from eval.trec import DocumentCodes, run_document_codes
@@ -276,12 +276,16 @@ class GroupTable:
 
 
 def score_group(sources: Mapping[Any, Source], split_questions: Sequence[Mapping[str, Any]] | None, reader: Reader,
-                score: Callable[[Any, bool], RunValues], reproduced: Callable[[Any], bool]) -> GroupTable | None:
+                score: Callable[[Any, np.ndarray | None], RunValues], reproduced: Callable[[Any], bool]
+                ) -> GroupTable | None:
     """Resolve and score the rows of ``sources`` (slot -> run) at once; ``None`` where the runs need their own path.
 
-    ``score(table, ties)``: the per-row values; ``reproduced(slot)``: whether the
-    run's tie ranges are read. Runs left out of the result (a key-space mix, a
-    split question the fast path cannot read) are prepared on their own by the caller.
+    ``score(table, tie_rows)``: the per-row values, with the tie ranges of the
+    rows ``tie_rows`` (sorted; ``None``: of none); ``reproduced(slot)``: whether
+    the run's tie ranges are read. A row no such run reads is scored without
+    its cut-off ties, which only tie ranges read. Runs left out of the result (a
+    key-space mix, a split question the fast path cannot read) are prepared on
+    their own by the caller.
     """
     index: dict[int, int] = {}
     rows: list[PlainRow] = []
@@ -300,6 +304,10 @@ def score_group(sources: Mapping[Any, Source], split_questions: Sequence[Mapping
         chosen[slot] = Chosen(got[0], np.array(at, dtype=np.int64), reproduced(slot))
     if not chosen:
         return None
+    read_ties = np.zeros(len(rows), dtype=bool)
+    for c in chosen.values():
+        read_ties[c.rows] |= c.reproduced
+    rows = [row if keep else row._replace(extra=NO_ITEMS) for row, keep in zip(rows, read_ties.tolist(), strict=True)]
     table = rows_table(rows, reader.key, reader.shared)
     if table is None:
         return None
@@ -313,5 +321,5 @@ def score_group(sources: Mapping[Any, Source], split_questions: Sequence[Mapping
         docs = run_document_codes(table, used.pop() if used else "id")
     except TempbenchError:
         return None  # question_run's message, run by run
-    values = score(table, any(c.reproduced for c in chosen.values()))
+    values = score(table, np.flatnonzero(read_ties) if any(c.reproduced for c in chosen.values()) else None)
     return GroupTable(values, docs, chosen, {slot: spaces[slot] for slot in chosen})  # type: ignore[misc]

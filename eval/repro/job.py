@@ -177,7 +177,8 @@ def _prepare_group(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Fai
     group = None
     if sources and (split_questions is None or split_questions):
         group = score_group(sources, split_questions, reader,
-                            lambda table, ties: run_values(table, job.measures, job.trp_empty, ties),
+                            lambda table, tie_rows: run_values(table, job.measures, job.trp_empty,
+                                                               tie_rows is not None, tie_rows),
                             lambda slot: slot[0] == "reproduced")
     done = group.chosen if group is not None else {}
     alone = {slot: _prepare_task(job, slot) for slot in slots if slot not in done}

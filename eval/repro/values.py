@@ -77,12 +77,14 @@ class RunValues:
 
 
 def run_values(table: EvidenceTable, measures: Sequence[Measure], trp_empty: str = "zero",
-               ties: bool = True) -> RunValues:
+               ties: bool = True, tie_rows: np.ndarray | None = None) -> RunValues:
     """The per-question values of ``measures`` of one run's :class:`~eval.evidence.EvidenceTable`.
 
     ``trp_empty``: ``"zero"`` gives an empty retrieval TRP 0 (and a tie range of
     [0, 0]); ``"skip"`` leaves it NaN (SPEC §8's decision). ``ties``: also the
-    tie ranges (only a reproduced run's are read).
+    tie ranges (only a reproduced run's are read); ``tie_rows``: of these
+    questions only (sorted, distinct; NaN for the others), default all. A question's tie range
+    depends on its own row alone, so it is the same either way.
     """
     n_ret, hits, ccr = trp_ccr_arrays(table)
     rank_names = [m for m in measures if m not in (TRP, CCR, COVERAGE)]
@@ -90,8 +92,14 @@ def run_values(table: EvidenceTable, measures: Sequence[Measure], trp_empty: str
     if rank_names:
         matrix = hit_matrix(table)
         per_rank = rank_kernel(matrix.gains, matrix.n_rel, rank_names)
-    tie_q = tie_report(table, [m for m in RANK_MEASURES if m in rank_names] or RANK_MEASURES[:1])["per_question"] \
-        if ties else {}
+    tie_measures = [m for m in RANK_MEASURES if m in rank_names] or RANK_MEASURES[:1]
+    tie_q = {}
+    if ties and (tie_rows is None or len(tie_rows) == table.n):  # sorted and distinct: every row
+        tie_q = tie_report(table, tie_measures)["per_question"]
+    elif ties:
+        for name, part in tie_report(table.take(tie_rows), tie_measures)["per_question"].items():
+            tie_q[name] = np.full((table.n, *np.shape(part)[1:]), np.nan)
+            tie_q[name][tie_rows] = part
     values: dict[str, np.ndarray] = {}
     lo: dict[str, np.ndarray] = {}
     hi: dict[str, np.ndarray] = {}
