@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from eval.plain_table import NO_ITEMS, PlainRow, line_row, plain_row, question_classes, rows_table
+from eval.plain_table import NO_ITEMS, Classes, PlainRow, line_row, plain_row, question_classes, rows_table
 from eval.repro.doclists import DocLists
 from eval.repro.values import RunValues
 from eval.trec import DocumentCodes, run_document_codes
 from tempbench_core.errors import EvidenceError, TempbenchError
-from tempbench_core.runlines import parse_line, run_lines
+from tempbench_core.runlines import RunLine, parse_line, run_lines, same_record
 
 
 @dataclass
@@ -80,8 +80,10 @@ class Reader:
 
         A line equal to an earlier file's line at the same place is that
         line's row (the runs of a configuration list the questions in the same
-        order: a byte comparison, no hashing of every line). Only the lines
-        being compared are held.
+        order: a byte comparison, no hashing of every line), and so is a line
+        that decodes to the same record (:func:`~tempbench_core.runlines.same_record`:
+        another tool's bytes for the same values). Only the lines being
+        compared are held.
         """
         streams: dict[int, Iterator[bytes]] = {}
         rows: list[list[PlainRow | None] | None] = []
@@ -103,6 +105,7 @@ class Reader:
                 except TempbenchError:  # a gzip stream broken off: read_run reports it
                     del streams[i]
                     rows[i] = None
+            decoded: dict[int, RunLine] = {}  # the records decoded at this place, by file
             for i, line in at.items():
                 mine = rows[i]
                 if mine is None:
@@ -116,12 +119,28 @@ class Reader:
                         row = theirs[-1]
                         break
                 if row is self._missing:
-                    row = self._line_row(line)
+                    read = self._decode(line)
+                    row = None
+                    if read is not None:
+                        rec, question, classes = read
+                        decoded[i] = rec
+                        row = self._same_as_decoded(rec, decoded, rows)
+                        if row is self._missing:
+                            row = line_row(question, rec, classes)
                 mine.append(row)  # type: ignore[arg-type]
         return rows
 
-    def _line_row(self, line: bytes) -> PlainRow | None:
-        """The row of one run line, decoded in the key space its question's items are read in."""
+    def _same_as_decoded(self, rec: RunLine, decoded: Mapping[int, RunLine],
+                         rows: Sequence[list[PlainRow | None] | None]) -> PlainRow | None | object:
+        """The row of an earlier file's record at this place equal to ``rec`` in every field read, else missing."""
+        for j, theirs in decoded.items():
+            held = rows[j]
+            if theirs is not rec and held is not None and same_record(theirs, rec):
+                return held[-1]
+        return self._missing
+
+    def _decode(self, line: bytes) -> tuple[RunLine, Mapping[str, Any], Classes] | None:
+        """One run line decoded in the key space its question's items are read in, with the question and its classes."""
         rec = parse_line(line, self._first) or parse_line(line, self._second)
         question = None if rec is None else self.by_id.get(rec.id)
         if question is None:
@@ -133,7 +152,7 @@ class Reader:
         if rec.space != classes[1]:  # type: ignore[union-attr]
             self._first, self._second = classes[1], rec.space  # type: ignore[union-attr]
             rec = parse_line(line, classes[1])
-        return None if rec is None else line_row(question, rec, classes)
+        return None if rec is None else (rec, question, classes)
 
     def record(self, qid: Any, record: Mapping[str, Any]) -> PlainRow | None:
         """The row of a record given in memory under ``qid``."""

@@ -13,6 +13,7 @@ gives resolve's table wherever it gives one.
 from __future__ import annotations
 
 import copy
+import json
 import tempfile
 from pathlib import Path
 
@@ -142,6 +143,64 @@ def test_plain_table_is_resolves_table(case) -> None:
     for part in ("items", "extra"):
         for name in (*BASE_ARRAYS, "start", "q", "pos", "gid", "has_score"):
             assert _same_array(getattr(getattr(got, part), name), getattr(getattr(want, part), name)), (part, name)
+
+
+def _written_otherwise(record: dict) -> str:
+    """One run line of the same record as another tool might write it: keys reversed, integral numbers as
+    floats, spaces after separators, a field of its own."""
+    def other(value):
+        if isinstance(value, dict):
+            return {k: other(v) for k, v in reversed(list(value.items()))}
+        if isinstance(value, list):
+            return [other(v) for v in value]
+        if type(value) is int:
+            return float(value)
+        return value
+    return json.dumps({"written_by": "another tool", **other(record)}, separators=(", ", ": ")) + "\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_case(), st.data())
+def test_a_record_written_otherwise_shares_its_row(case, data) -> None:
+    from eval.repro import distinct
+
+    questions, run, _flags, split, key = case
+    other = _reproduction(data, run)
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = {}
+        for slot, text in zip(SLOTS, ("".join(dumps_record(r) for r in run.values()),
+                                      "".join(_written_otherwise(r) for r in other.values())), strict=True):
+            runs[slot] = Path(tmp) / f"{slot[0]}.jsonl"
+            runs[slot].write_text(text, encoding="utf-8")
+        _compare(_Job(runs, questions, MEASURES, split, key, "zero"), _Job(runs, questions, MEASURES, split, key, "zero"))
+        if other != run:
+            return
+        reader = distinct.Reader(questions, key, {})
+        sources = distinct.file_sources(list(runs.values()), reader)
+        if any(source is None for source in sources):
+            return
+        # the same records in other bytes: one row each, shared by both runs
+        assert all(a is b for a, b in zip(sources[0].rows, sources[1].rows, strict=True))
+
+
+def test_records_equal_but_for_the_sign_of_a_zero_keep_their_own_rows(tmp_path: Path) -> None:
+    from eval.repro import distinct
+
+    star = [{"s_id": "Q1", "r_id": "P1", "o_id": "Q2", "t_start": 0, "t_end": 0}]
+    questions = [{"id": "q", "split": "test", "t_query": 0, "S_star": star}]
+    item = dict(star[0], score=1.0)
+    # == holds item by item (-0.0 == 0.0), yet the original repeats one triple and the other holds two
+    lines = {SLOTS[0]: '{"id": "q", "evidence": [%s, %s]}\n' % (json.dumps(dict(item, t_start=-0.0, t_end=-0.0)),
+                                                                 json.dumps(item)),
+             SLOTS[1]: '{"id": "q", "evidence": [%s, %s]}\n' % (json.dumps(item), json.dumps(item))}
+    runs = {}
+    for slot, line in lines.items():
+        runs[slot] = tmp_path / f"{slot[0]}.jsonl"
+        runs[slot].write_text(line, encoding="utf-8")
+    reader = distinct.Reader(questions, "auto", {})
+    original, reproduced = distinct.file_sources(list(runs.values()), reader)
+    assert original.rows[0] is not reproduced.rows[0]
+    _compare(_Job(runs, questions, MEASURES, None, "auto", "zero"), _Job(runs, questions, MEASURES, None, "auto", "zero"))
 
 
 def test_plain_table_leaves_what_resolve_must_read(tmp_path: Path) -> None:
