@@ -190,9 +190,8 @@ def test_records_equal_but_for_the_sign_of_a_zero_keep_their_own_rows(tmp_path: 
     questions = [{"id": "q", "split": "test", "t_query": 0, "S_star": star}]
     item = dict(star[0], score=1.0)
     # == holds item by item (-0.0 == 0.0), yet the original repeats one triple and the other holds two
-    lines = {SLOTS[0]: '{"id": "q", "evidence": [%s, %s]}\n' % (json.dumps(dict(item, t_start=-0.0, t_end=-0.0)),
-                                                                 json.dumps(item)),
-             SLOTS[1]: '{"id": "q", "evidence": [%s, %s]}\n' % (json.dumps(item), json.dumps(item))}
+    lines = {SLOTS[0]: json.dumps({"id": "q", "evidence": [dict(item, t_start=-0.0, t_end=-0.0), item]}) + "\n",
+             SLOTS[1]: json.dumps({"id": "q", "evidence": [item, item]}) + "\n"}
     runs = {}
     for slot, line in lines.items():
         runs[slot] = tmp_path / f"{slot[0]}.jsonl"
