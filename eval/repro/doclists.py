@@ -37,6 +37,20 @@ class DocLists:
     lengths: np.ndarray
 
 
+def same_lists(orig: np.ndarray, orig_len: np.ndarray, rep: np.ndarray, rep_len: np.ndarray) -> np.ndarray:
+    """Per question: its two padded code rows hold one list of distinct documents.
+
+    Where they do, KTU and RBO have closed forms (:mod:`eval.repro.ktu`,
+    :mod:`eval.repro.rbo`): a reproduction mostly repeats its original's lists.
+    """
+    width = min(orig.shape[1], rep.shape[1])
+    same = (orig_len == rep_len) & (orig_len <= width)
+    same[same] = (orig[same, :width] == rep[same, :width]).all(axis=1)
+    ranked = np.sort(orig[same, :width], axis=1)
+    same[same] = ~((ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] >= 0)).any(axis=1)
+    return same
+
+
 def run_space(table: EvidenceTable, key: str) -> str | None:
     """The one space a run's items were compared in (``key`` when forced; ``None``: no item at all).
 

@@ -17,14 +17,17 @@ neither sequence has ties and tau-b (``scipy.stats.kendalltau``, what
 in the sort order of document ids, so the kernel compares global codes that
 sort like the ids (:class:`eval.repro.doclists.DocLists`) instead of building
 :math:`U`. The figure of a configuration is the mean over questions with
-:math:`n \ge 2` (a tau of fewer than two items is undefined).
+:math:`n \ge 2` (a tau of fewer than two items is undefined). Two lists that
+are one list of distinct documents (:func:`~eval.repro.doclists.same_lists`,
+most questions of a close reproduction) have every pair concordant: KTU 1,
+with no pairs to count.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from eval.repro.doclists import DocLists
+from eval.repro.doclists import DocLists, same_lists
 from eval.repro.means import chunks, fmean
 
 
@@ -51,7 +54,11 @@ def ktu_kernel(orig: np.ndarray, orig_len: np.ndarray, rep: np.ndarray, rep_len:
     """
     n = np.minimum(orig_len, rep_len)
     out = np.full(len(n), np.nan)
-    for rows in chunks(n):
+    same = same_lists(orig, orig_len, rep, rep_len)
+    out[same & (n >= 2)] = 1.0  # one list of distinct documents: every pair concordant
+    rest = np.flatnonzero(~same)
+    for part in chunks(n[rest]):
+        rows = rest[part]
         width = int(n[rows].max())
         if width < 2:
             continue

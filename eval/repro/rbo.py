@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from eval.repro.doclists import DocLists
+from eval.repro.doclists import DocLists, same_lists
 from eval.repro.means import chunks, fmean
 
 #: RBO's persistence and evaluation depth by default (SPEC §8; repro_eval's defaults).
@@ -62,7 +62,14 @@ def rbo_kernel(orig: np.ndarray, orig_len: np.ndarray, rep: np.ndarray, rep_len:
     n = len(orig_len)
     total = np.zeros(n)
     longest = np.maximum(orig_len, rep_len)
-    for rows in chunks(longest):
+    same = same_lists(orig, orig_len, rep, rep_len)
+    # one list of distinct documents of length L: its i-th document meets itself at depth i, so the sum is
+    # S(1) + ... + S(L), added in that order as below (a running sum: the same float)
+    running = np.concatenate([[0.0], np.cumsum(suffix)])
+    total[same] = running[np.minimum(orig_len[same], depth)]
+    rest = np.flatnonzero(~same)
+    for part in chunks(longest[rest]):
+        rows = rest[part]
         wo, wr = int(orig_len[rows].max(initial=0)), int(rep_len[rows].max(initial=0))
         if not wo or not wr:
             continue

@@ -163,3 +163,42 @@ def test_zero_denominators_are_none_never_inf() -> None:
     zero = np.zeros(2)
     assert delta_ri(same, zero, same, np.array([0.1, 0.1])) is None
     assert delta_ri(same, np.array([0.1, 0.1]), same, zero) is None
+
+
+def _near_copies(a: list[list[str]], changes: list[int]) -> list[list[str]]:
+    """``a`` with some lists kept as they are and others reversed, cut or emptied."""
+    out = []
+    for ranked_list, change in zip(a, changes + [0] * len(a), strict=False):
+        out.append([ranked_list, ranked_list[::-1], ranked_list[:1], []][change % 4])
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(runs, st.lists(st.integers(0, 3), max_size=12), st.floats(0.05, 0.99), st.integers(1, 40),
+       st.sampled_from(["shorter", "equal"]), st.sampled_from(["skip", "one"]))
+def test_one_list_on_both_sides_takes_the_kernels_own_value(a, changes, p, depth, cut, both_empty) -> None:
+    """The closed forms for two identical lists (most questions of a close reproduction) are the kernels'
+    own floats, bit for bit: the same figures with the closed forms and with every question counted."""
+    from eval.repro import ktu as ktu_module
+    from eval.repro import rbo as rbo_module
+
+    lo, lr = _pair(a, _near_copies(a, changes))
+    fast = (ktu_module.ktu_kernel(lo.codes, lo.lengths, lr.codes, lr.lengths, cut),
+            rbo_module.rbo_kernel(lo.codes, lo.lengths, lr.codes, lr.lengths, p, depth, both_empty))
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (ktu_module, rbo_module):
+            patch.setattr(module, "same_lists", lambda orig, *_: np.zeros(len(orig), dtype=bool))
+        counted = (ktu_module.ktu_kernel(lo.codes, lo.lengths, lr.codes, lr.lengths, cut),
+                   rbo_module.rbo_kernel(lo.codes, lo.lengths, lr.codes, lr.lengths, p, depth, both_empty))
+    for got, want in zip(fast, counted, strict=True):
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+        assert got.tobytes() == want.tobytes()  # the same bits, -0.0 and NaN payloads included
+
+
+def test_repeated_codes_in_one_list_are_counted() -> None:
+    """A list that repeats a code is not one list of distinct documents: the kernels count it."""
+    from eval.repro.doclists import same_lists
+
+    codes = np.array([[3, 3, 5], [1, 2, -1]], dtype=np.int64)
+    lengths = np.array([3, 2], dtype=np.int64)
+    assert same_lists(codes, lengths, codes.copy(), lengths.copy()).tolist() == [False, True]
