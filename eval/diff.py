@@ -45,20 +45,31 @@ def _has(item: Mapping[str, Any], keys: Iterable[str]) -> bool:
     return all(item.get(k) is not None for k in keys)
 
 
-def choose_space(run_items: Iterable[Mapping[str, Any]], base_items: Iterable[Mapping[str, Any]], base_form: str = "triple") -> str:
-    """The comparison space for two collections of items (module docstring)."""
+def _in_space(items: Sequence[Mapping[str, Any]], space: str) -> bool:
+    """Every item carries what ``space`` compares: its three keys and both times, or an evidence line."""
+    if space == "line":
+        return all(it.get("line") is not None for it in items)
+    return all(it.get("t_start") is not None and it.get("t_end") is not None and _has(it, _FIELDS[space])
+               for it in items)
+
+
+def choose_space(run_items: Iterable[Mapping[str, Any]], base_items: Iterable[Mapping[str, Any]], base_form: str = "triple",
+                 forced: str | None = None) -> str:
+    """The comparison space for two collections of items (module docstring); ``forced``: that space, checked."""
     run_items = list(run_items)
     base_items = list(base_items)
     both = run_items + base_items
-    timed = all(it.get("t_start") is not None and it.get("t_end") is not None for it in both)
-    if base_form != "line" and timed:
-        for space in ("id", "label"):
-            if all(_has(it, _FIELDS[space]) for it in both):
-                return space
-    if all(it.get("line") is not None for it in both):
-        return "line"
+    candidates = [forced] if forced is not None else ["id", "label", "line"] if base_form != "line" else ["line"]
+    for space in candidates:
+        if _in_space(both, space):
+            return space
     have_run = sorted({k for it in run_items for k, v in it.items() if v is not None})
     have_base = sorted({k for it in base_items for k, v in it.items() if v is not None})
+    if forced is not None:
+        keys = "an evidence line" if forced == "line" else f"{'/'.join(_FIELDS[forced])} with t_start/t_end"
+        raise TempbenchError(
+            f"cannot compare evidence in the {forced} space: not every item carries {keys} "
+            f"(run items carry {have_run}, baseline items carry {have_base}; expected both to, or --space auto)")
     raise TempbenchError(
         "cannot compare evidence: no common item space "
         f"(run items carry {have_run}, baseline items carry {have_base}; "
@@ -193,14 +204,14 @@ def diff_evidence(
         order then run-only ids).
     """
     common = [q for q in baseline if q in run]
-    if space == "auto":
-        space = choose_space(
-            itertools.chain.from_iterable(run[q] for q in common),
-            itertools.chain.from_iterable(baseline[q] for q in common),
-            base_form,
-        )
-    elif space not in SPACES:
+    if space != "auto" and space not in SPACES:
         raise TempbenchError(f"unknown comparison space {space!r}; expected auto, {', '.join(SPACES)}")
+    space = choose_space(
+        itertools.chain.from_iterable(run[q] for q in common),
+        itertools.chain.from_iterable(baseline[q] for q in common),
+        base_form,
+        None if space == "auto" else space,
+    )
     questions: dict[str, Any] = {}
     n_exact = 0
     counts = Counter()

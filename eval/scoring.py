@@ -26,7 +26,7 @@ from eval.ties import tie_report
 from eval.trp_ccr import aggregate, coverage_by, rows
 from tempbench_core.errors import RunMismatchError
 from tempbench_core.memory import gc_paused
-from tempbench_core.schema import select_split
+from tempbench_core.schema import require_split
 
 BY = ("complexity", "operator")
 
@@ -77,10 +77,7 @@ def select(
     if split is None:
         chosen = [by_id[qid] for qid in run]
         return chosen, [run[q["id"]] for q in chosen], 0, 0
-    chosen = select_split(questions, split)
-    if not chosen:
-        splits = sorted({str(q.get("split")) for q in questions})
-        raise RunMismatchError(f"no benchmark question has split {split!r} (splits: {', '.join(splits)})")
+    chosen = require_split(questions, split)
     records = [run.get(q["id"]) for q in chosen]
     missing = sum(1 for r in records if r is None)
     outside = 0 if split == "all" else sum(1 for qid in run if by_id[qid].get("split") != split)

@@ -56,7 +56,7 @@ from tempbench_core.layout import DataPaths, default_index_cache
 from tempbench_core.memory import gc_paused
 from tempbench_core.outputs import DEFAULT_OUT
 from tempbench_core.progress import progress
-from tempbench_core.schema import DEFAULT_SPLIT, select_split
+from tempbench_core.schema import DEFAULT_SPLIT, require_split
 from tempbench_core.workers import WorkerPool
 
 #: Questions per shard unless a run asks otherwise (the run file does not depend on it).
@@ -208,7 +208,7 @@ def run_to_file(
     t_index = time.perf_counter() - t0
     t0 = time.perf_counter()
     questions = opts.questions if opts.questions is not None else load_benchmark(data.benchmark, data.benchmark_ids)
-    questions = select_split(questions, split)
+    questions = require_split(questions, split)
     t_bench = time.perf_counter() - t0
 
     parts = out.with_name(out.name + ".parts")

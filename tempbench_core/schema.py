@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tempbench_core.errors import ConfigError
+from tempbench_core.errors import ConfigError, RunMismatchError
 
 LABEL_KEYS = ("s", "r", "o")
 ID_KEYS = ("s_id", "r_id", "o_id")
@@ -43,6 +43,17 @@ def select_split(questions: Sequence[Any], split: str) -> list[Any]:
     if split not in SPLIT_CHOICES:
         raise ConfigError(f"unknown split {split!r} (expected one of {', '.join(SPLIT_CHOICES)})")
     return list(questions) if split == "all" else [q for q in questions if q.get("split") == split]
+
+
+def require_split(questions: Sequence[Any], split: str) -> list[Any]:
+    """:func:`select_split`, refusing a split that selects no question (a run or a score of nothing)."""
+    chosen = select_split(questions, split)
+    if not chosen:
+        if not questions:
+            raise RunMismatchError("the benchmark holds no question (expected at least one question record)")
+        splits = sorted({str(q.get("split")) for q in questions})
+        raise RunMismatchError(f"no benchmark question has split {split!r} (splits: {', '.join(splits)})")
+    return chosen
 
 
 def carried_spaces(obj: Any) -> list[str]:

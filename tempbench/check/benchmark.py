@@ -53,6 +53,10 @@ def check_benchmark(report: CheckReport, st: dict[str, Any]) -> None:
         where = exc.path if isinstance(exc, InputError) else data.benchmark
         report.add("error", rel_path(where, root), f"unreadable: {exc}", "benchmark.unreadable")
         return
+    if not questions:
+        report.add("error", rel_path(data.benchmark, root), "holds no question (expected one JSON question record "
+                   "per line, SPEC §1.3)", "benchmark.empty")
+        return
     st["questions"] = questions
     found = st["found"]
     splits = Counter(q["split"] for q in questions)

@@ -1,0 +1,56 @@
+"""What a hostile-input probe of the CLI found computing on nothing or comparing the wrong fields, now refused.
+
+Each case exits 2 with a message that says what is wrong and what was expected, through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reference.tiny import good_root
+
+from tempbench.cli import main
+
+
+def test_running_a_split_without_questions_is_refused(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")  # one question, of split test
+    out = tmp_path / "dev.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--split", "dev", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no benchmark question has split 'dev'" in err and "splits: test" in err
+    assert not out.exists()
+    (root / "benchmark" / "benchmark_labelled.jsonl").write_text("", encoding="utf-8")
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(out)]) == 2
+    assert "the benchmark holds no question" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_diff_in_a_space_the_baseline_lacks_is_refused(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    run = tmp_path / "r.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+    record = json.loads(run.read_text(encoding="utf-8").splitlines()[0])
+    assert record["evidence"], "the tiny root's question retrieves evidence"
+    for item in record["evidence"] + record.get("cutoff_ties", []):
+        for key in ("s_id", "r_id", "o_id"):
+            item.pop(key, None)
+    labels_only = tmp_path / "labels_only.jsonl"
+    labels_only.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["diff", str(run), str(labels_only), "--data", str(root), "--space", "id"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot compare evidence in the id space" in err and "s_id/r_id/o_id" in err
+    # the same evidence in a space both carry is one exact match
+    assert main(["diff", str(run), str(labels_only), "--data", str(root), "--space", "label"]) == 0
+    assert "exact match 1 of 1" in capsys.readouterr().out
+
+
+def test_check_calls_an_empty_benchmark_an_error(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    assert main(["check", "--data", str(root)]) == 0
+    capsys.readouterr()
+    (root / "benchmark" / "benchmark_labelled.jsonl").write_text("", encoding="utf-8")
+    assert main(["check", "--data", str(root)]) == 2
+    out = capsys.readouterr()
+    assert "holds no question" in out.out + out.err
