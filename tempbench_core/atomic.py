@@ -22,8 +22,10 @@ import contextlib
 import errno
 import os
 import re
+import signal
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -172,3 +174,45 @@ def write_jsonl(path: str | Path, records: Any) -> None:
         for record in records:
             handle.write(dumps_compact(record))
             handle.write("\n")
+
+
+def write_jsonl_together(files: dict[Path, Any]) -> None:
+    """Write several JSON Lines files (path -> records) so that all of them appear or none.
+
+    Each is written to its own temporary file; once every file is complete the
+    renames come together, with Ctrl-C held back until the last is done (then
+    raised), so an interrupt leaves either none of them or all (a set of files
+    read as one, such as a benchmark and its id-space twin).
+    """
+    held = _HeldInterrupts()
+    with contextlib.ExitStack() as stack:
+        stack.callback(held.release)  # the first registered, so the last to run: after every rename
+        for path, records in files.items():
+            handle = stack.enter_context(atomic_open(path, "w"))
+            for record in records:
+                handle.write(dumps_compact(record))
+                handle.write("\n")
+        held.hold()
+
+
+class _HeldInterrupts:
+    """Ctrl-C held back from :meth:`hold` until :meth:`release`, which raises it then (main thread only)."""
+
+    def __init__(self) -> None:
+        self._previous: Any = None
+        self._caught = False
+
+    def hold(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._catch)
+
+    def _catch(self, *_: Any) -> None:
+        self._caught = True
+
+    def release(self) -> None:
+        if self._previous is None:
+            return
+        signal.signal(signal.SIGINT, self._previous)
+        self._previous = None
+        if self._caught:
+            raise KeyboardInterrupt

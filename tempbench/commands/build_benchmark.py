@@ -25,7 +25,7 @@ from tempbench.sample.builder import DEFAULT_BUILD_SEED, DEFAULT_TARGET_N, Bench
 from tempbench_core import atomic
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, MissingDataError
-from tempbench_core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE, MANIFEST
+from tempbench_core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
 from tempbench_core.lock import read_lock
 from tempbench_core.outputs import claim_output_dir, owning_ledger
 from tempbench_core.version import __version__
@@ -68,9 +68,10 @@ def _inputs(args: argparse.Namespace) -> tuple[Path, Path | None, Path]:
 def _claim(out: Path, kg: Path, labels: Path | None, create: bool) -> tuple[Path, bool]:
     """``out`` as the output root, and whether its benchmark files are ours to rewrite."""
     if root_files.is_kg_folder(out, kg):
-        # the user's own folder: no ledger written (it must not become a folder other commands may fill)
+        # the user's own folder: no ledger written (it must not become a folder other commands may fill); a
+        # generated root's benchmark (its MANIFEST.json) is sample's, not ours: the lock decides file by file
         owner = owning_ledger(out)
-        return out, (owner is not None and owner[1] == "data-root") or (out / MANIFEST).is_file()
+        return out, owner is not None and owner[1] == "data-root"
     return claim_output_dir(out, "data-root", [kg, labels], create=create), True
 
 
@@ -88,9 +89,9 @@ def run(args: argparse.Namespace) -> int:
     labels = load_labels(labels_path) if labels_path else {}
     bench = build_benchmark(EdgeColumns.of(kg), labels, target_n=args.target_n, seed=args.seed)
     out, _ = _claim(out, kg_path, labels_path, create=True)
-    atomic.write_jsonl(out / BENCHMARK_LABELLED, bench.labelled)
-    atomic.write_jsonl(out / BENCHMARK_IDS, bench.ids)
-    atomic.write_jsonl(out / FLAGS_FILE, bench.flags)
+    # the three files are read as one benchmark: an interrupt while writing leaves none of them
+    atomic.write_jsonl_together({out / BENCHMARK_LABELLED: bench.labelled, out / BENCHMARK_IDS: bench.ids,
+                                 out / FLAGS_FILE: bench.flags})
     info(f"wrote {len(bench.labelled)} questions to {out / 'benchmark'}")
     for p in placements:
         if not p.keep:

@@ -54,3 +54,15 @@ def test_check_calls_an_empty_benchmark_an_error(tmp_path: Path, capsys) -> None
     assert main(["check", "--data", str(root)]) == 2
     out = capsys.readouterr()
     assert "holds no question" in out.out + out.err
+
+
+def test_build_benchmark_leaves_a_generated_roots_benchmark_alone(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    (root / "MANIFEST.json").write_text("{}", encoding="utf-8")  # as `tempbench sample` leaves it
+    bench = root / "benchmark" / "benchmark_labelled.jsonl"
+    before = bench.read_bytes()
+    assert main(["build-benchmark", "--kg", str(root / "tkgl-smallpedia_edgelist.csv"), "--out", str(root),
+                 "--target-n", "5"]) == 2
+    err = capsys.readouterr().err
+    assert str(bench) in err and "did not write" in err
+    assert bench.read_bytes() == before and not (root / "benchmark" / "benchmark.jsonl").exists()

@@ -188,3 +188,40 @@ def test_a_reader_that_goes_away_is_a_broken_pipe_not_an_output_error(tmp_path: 
         write_text(fifo, "x" * 4_000_000)  # more than a pipe holds: the write outlives the reader
     reader.join(timeout=10)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_files_written_together_appear_all_or_none(tmp_path: Path) -> None:
+    from tempbench_core.atomic import write_jsonl_together
+
+    def broken():
+        yield {"id": 1}
+        raise RuntimeError("the builder failed")
+
+    paths = [tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"]
+    with pytest.raises(RuntimeError):
+        write_jsonl_together({paths[0]: [{"id": 0}], paths[1]: broken(), paths[2]: [{"id": 2}]})
+    assert list(tmp_path.iterdir()) == []  # nothing renamed, no .part left
+    write_jsonl_together({p: [{"id": i}] for i, p in enumerate(paths)})
+    assert [json.loads(p.read_text(encoding="utf-8")) for p in paths] == [{"id": 0}, {"id": 1}, {"id": 2}]
+
+
+def test_ctrl_c_during_the_renames_is_raised_after_the_last(tmp_path: Path, monkeypatch) -> None:
+    import signal
+
+    from tempbench_core import atomic
+
+    replace = os.replace
+    calls = []
+
+    def replace_then_interrupt(src, dst):
+        calls.append(dst)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C between the first rename and the others
+        replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", replace_then_interrupt)
+    paths = [tmp_path / f"{name}.jsonl" for name in "abc"]
+    with pytest.raises(KeyboardInterrupt):
+        atomic.write_jsonl_together({p: [{"n": i}] for i, p in enumerate(paths)})
+    assert len(calls) == 3 and all(p.is_file() for p in paths) and not _parts(tmp_path)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
