@@ -33,6 +33,9 @@ from typing import IO, Any
 from tempbench_core.errors import OutputError
 from tempbench_core.jsonl import dumps_compact, dumps_json
 
+#: The temporary files being written, with the process writing each (a forked worker inherits its parent's).
+_UNFINISHED: dict[str, int] = {}
+
 #: Links that name an open file descriptor, not a path (``/dev/stdout`` links to ``/proc/self/fd/1``).
 _FD_LINK = re.compile(r"^/(?:dev/fd|proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd)/")
 
@@ -60,6 +63,7 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     except OSError as exc:
         raise OutputError(target, exc.strerror or str(exc)) from None
     binary = "b" in mode
+    _UNFINISHED[tmp_name] = os.getpid()
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "\n") as handle:
             yield handle
@@ -75,6 +79,17 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
         if error is not None:
             raise error from None
         raise
+    finally:
+        _UNFINISHED.pop(tmp_name, None)
+
+
+def remove_unfinished() -> None:
+    """Remove the temporary files this process has not finished writing (a process stopped from outside)."""
+    me = os.getpid()
+    for name, writer in list(_UNFINISHED.items()):
+        if writer == me:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
 
 
 @contextlib.contextmanager

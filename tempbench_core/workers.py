@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Generic, TypeVar
 
+from tempbench_core.atomic import remove_unfinished
+
 C = TypeVar("C")
 R = TypeVar("R")
 
@@ -46,9 +48,16 @@ def can_fork() -> bool:
 def _start(context: Any, initializer: Callable[[], None] | None) -> None:
     # Ctrl-C is the calling process's to handle: it stops the pool and exits 130
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # stopped by the pool (a failure or Ctrl-C), a worker leaves no half-written output behind
+    signal.signal(signal.SIGTERM, _stopped)
     _CONTEXT[:] = [context]
     if initializer is not None:
         initializer()
+
+
+def _stopped(*_: Any) -> None:
+    remove_unfinished()
+    os._exit(128 + signal.SIGTERM)
 
 
 def _call(task: Callable[..., Any], args: tuple[Any, ...]) -> Any:

@@ -225,3 +225,33 @@ def test_ctrl_c_during_the_renames_is_raised_after_the_last(tmp_path: Path, monk
         atomic.write_jsonl_together({p: [{"n": i}] for i, p in enumerate(paths)})
     assert len(calls) == 3 and all(p.is_file() for p in paths) and not _parts(tmp_path)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _write_slowly(_context, path: str, started: str) -> None:
+    """A worker task that is stopped while it writes (see below)."""
+    import time
+
+    with atomic_open(path, "w") as handle:
+        handle.write("half of it")
+        handle.flush()
+        Path(started).touch()
+        time.sleep(60)
+
+
+def test_a_worker_stopped_while_writing_leaves_no_part_file(tmp_path: Path) -> None:
+    """Ctrl-C or a failure stops the pool's workers: a half-written output of theirs is removed, not left."""
+    import time
+
+    from tempbench_core.workers import WorkerPool, can_fork
+
+    if not can_fork():
+        pytest.skip("workers are forked processes only where fork exists")
+    target, started = tmp_path / "plot.png", tmp_path / "started"
+    pool = WorkerPool(None, 2)
+    pool.submit(_write_slowly, str(target), str(started))
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists() and _parts(tmp_path)
+    pool.close(cancel=True)
+    assert not _parts(tmp_path) and not target.exists()
