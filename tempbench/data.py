@@ -41,8 +41,9 @@ def resolve_data(
     return find_inputs(root, kg=kg, labels=labels, benchmark=benchmark, flags=flags)
 
 
-def add_data_arguments(parser: argparse.ArgumentParser, kg: bool = True, benchmark: bool = True) -> None:
-    """The shared ``--data/--kg/--labels/--benchmark/--flags`` options."""
+def add_data_arguments(parser: argparse.ArgumentParser, kg: bool = True, benchmark: bool = True,
+                       flags: bool = True) -> None:
+    """The shared ``--data/--kg/--labels/--benchmark/--flags`` options (``--flags`` only for a command that reads them)."""
     group = parser.add_argument_group("data (default: the generated sample, SPEC §5)")
     group.add_argument("--data", metavar="DIR", help="data root laid out like the release (SPEC §1.5)")
     if kg:
@@ -50,7 +51,13 @@ def add_data_arguments(parser: argparse.ArgumentParser, kg: bool = True, benchma
         group.add_argument("--labels", metavar="FILE", help="labels TSV or JSON; overrides DIR/labels.tsv")
     if benchmark:
         group.add_argument("--benchmark", metavar="JSONL", help="benchmark_labelled.jsonl; overrides DIR/benchmark/")
-        group.add_argument("--flags", metavar="JSONL", help="functional_negatives.jsonl; default beside the benchmark")
+        if flags:
+            group.add_argument("--flags", metavar="JSONL", help="functional_negatives.jsonl; default beside the benchmark")
+
+
+#: ``--cache-dir``'s help, where a command builds or loads the KG index.
+CACHE_DIR_HELP = ("index cache folder: one subfolder per KG, named by its fingerprint (default: $TEMPBENCH_CACHE/index, "
+                  "else $XDG_CACHE_HOME/tempbench/index or ~/.cache/tempbench/index)")
 
 
 def data_from_args(args: argparse.Namespace) -> DataPaths:

@@ -10,14 +10,14 @@ import time
 from pathlib import Path
 
 from retriever import load_index
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import CACHE_DIR_HELP, add_data_arguments, data_from_args
 from tempbench_core.console import info, print_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: data selection, cache directory, ``--no-cache``, ``--rebuild``."""
-    add_data_arguments(parser, benchmark=True)
-    parser.add_argument("--cache", "--cache-dir", dest="cache", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    add_data_arguments(parser, benchmark=True, flags=False)
+    parser.add_argument("--cache", "--cache-dir", dest="cache", metavar="DIR", help=CACHE_DIR_HELP)
     parser.add_argument("--no-cache", action="store_true", help="build in memory; neither read nor write the cache")
     parser.add_argument(
         "--no-harvest",

@@ -19,7 +19,7 @@ from tempbench_core.outputs import check_output_file
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options: data selection, ``--out``, ``--merge``."""
-    add_data_arguments(parser, kg=True, benchmark=True)
+    add_data_arguments(parser, kg=True, benchmark=True, flags=False)
     parser.add_argument("--out", metavar="TSV", required=True, help="labels TSV to write (id<TAB>label, with header)")
     parser.add_argument(
         "--merge",

@@ -14,15 +14,26 @@ from eval.audit.format import audit_line
 from eval.report.tables import headline_rows
 from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
 from tempbench.commands._scoring import add_bootstrap_arguments
-from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
+from tempbench.data import CACHE_DIR_HELP, absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench.reproduce import reproduce
 from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, claim_output_dir
 from tempbench_core.schema import DEFAULT_SPLIT, SHIPPED_CONFIGS, SPLIT_CHOICES
 
 
+EPILOG = """\
+published baselines: when DATA/baselines/ holds files (per-question runs in any SPEC §1.4 form,
+  .jsonl or .json, or metric tables, .csv/.tsv/.json), each is diffed against the reproduced run of
+  the configuration its name contains (SPEC §6.3; OUT/diff/ and the report); when it holds per-question
+  runs of the four configurations (<config>.jsonl, also .jsonl.gz), the report gains a
+  Reproducibility section (SPEC §8, as `tempbench repro DATA/baselines OUT/runs` prints it).
+  A baseline made on other data (its .meta.json) is refused."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``tempbench reproduce``."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"output directory (default: ./{DEFAULT_OUT}); a new or empty folder, or one that tempbench "
                              "wrote before (it never writes into a data root or a folder of your own files)")
@@ -32,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"worker processes per run, 1 to {WORKERS_RANGE[1]:,} (output is byte-identical for any N; "
                              "default: the machine's cores)")
     add_bootstrap_arguments(parser, seed=False)
-    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    parser.add_argument("--cache-dir", metavar="DIR", help=CACHE_DIR_HELP)
     add_data_arguments(parser)
 
 

@@ -6,7 +6,7 @@ import argparse
 
 from retriever import RunOptions, load_config, looks_like_path, run_to_file
 from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
-from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
+from tempbench.data import CACHE_DIR_HELP, absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
 from tempbench_core.runfile import meta_path
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"default {_DEFAULTS.workers})")
     parser.add_argument("--resume", action="store_true",
                         help="reuse the finished shards of an interrupted run with the same config and inputs")
-    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    parser.add_argument("--cache-dir", metavar="DIR", help=CACHE_DIR_HELP)
     parser.add_argument("--shard-size", type=int, default=None, metavar="N",
                         help=f"questions per resumable shard (default {_DEFAULTS.shard_size}; the run file does not "
                              "depend on it)")

@@ -18,7 +18,7 @@ from eval.measures import FAMILIES
 from eval.per_question import has_config, run_stages, write_per_question_csv
 from eval.scoring import evaluate, to_json
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
-from tempbench.data import absolute_or_none, command_provenance, data_from_args
+from tempbench.data import CACHE_DIR_HELP, absolute_or_none, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, TempbenchError
@@ -49,8 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "hits, n_gold, TRP, CCR, the rank measures and, when the run's configuration "
                              "(.meta.json) and the KG are at hand, the SPEC §7 stage of each gold hop "
                              "(eval.per_question; pandas.read_csv reads it)")
-    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory, for the --per-question stages "
-                                                           "(default: the per-user cache)")
+    parser.add_argument("--cache-dir", metavar="DIR", help=f"for the --per-question stages, the {CACHE_DIR_HELP}")
     parser.add_argument("--predictions", metavar="P", help="predictions JSONL (id, prediction) to add answer EM/F1 (SPEC §3.6)")
     parser.add_argument("--t-query-hidden", action="store_true",
                         help="the generator never saw t_query: do not flag interval EM as leak-contaminated")
