@@ -20,7 +20,6 @@ from tempbench_core.console import info, print_table
 from tempbench_core.outputs import DEFAULT_OUT, claim_output_dir
 from tempbench_core.schema import DEFAULT_SPLIT, SHIPPED_CONFIGS, SPLIT_CHOICES
 
-
 EPILOG = """\
 published baselines: when DATA/baselines/ holds files (per-question runs in any SPEC §1.4 form,
   .jsonl or .json, or metric tables, .csv/.tsv/.json), each is diffed against the reproduced run of
