@@ -286,7 +286,8 @@ def fetch_tgb(out: str | Path, url: str | None = None, force: bool = False, show
             if len(failures) == 1:
                 raise FetchError(failures[0])
             raise FetchError(f"cannot fetch the TGB {TGB_DATASET} archive from any of its {len(sources)} sources: "
-                             + "; ".join(failures))
+                             + "; ".join(failures) + f". Without a network here: download {sources[0].shown} "
+                             f"where there is one, then give the file: tempbench fetch tgb --url FILE --out {out}")
         member = members[0]
         when = now()
         entry = {

@@ -139,9 +139,22 @@ class Session:
 
 
 @contextlib.contextmanager
+def _removed_if_left_empty(out: Path) -> Iterator[None]:
+    """A data root this fetch creates is removed again when the fetch fails and leaves it empty."""
+    created = not out.exists()
+    try:
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only when empty: anything in it stays
+        raise
+
+
+@contextlib.contextmanager
 def fetch_session(out: Path) -> Iterator[Session]:
     """Lock ``out``, clean it of leftovers, and lend a staging folder for the duration (see the module docstring)."""
-    with _signals_as_exceptions():
+    with _signals_as_exceptions(), _removed_if_left_empty(out):
         try:
             out.mkdir(parents=True, exist_ok=True)
         except FileExistsError:

@@ -66,3 +66,27 @@ def test_build_benchmark_leaves_a_generated_roots_benchmark_alone(tmp_path: Path
     err = capsys.readouterr().err
     assert str(bench) in err and "did not write" in err
     assert bench.read_bytes() == before and not (root / "benchmark" / "benchmark.jsonl").exists()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once closed
+
+
+def test_a_failed_fetch_says_what_to_do_and_leaves_no_empty_root(tmp_path: Path, capsys, monkeypatch) -> None:
+    import tempbench.fetch as fetch
+
+    urls = tuple(f"http://127.0.0.1:{_closed_port()}/tkgl-smallpedia.zip" for _ in range(2))
+    monkeypatch.setattr(fetch, "TGB_URLS", urls)
+    out = tmp_path / "new-root"
+    assert main(["fetch", "tgb", "--out", str(out), "--retries", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "from any of its 2 sources" in err and f"download {urls[0]}" in err and "--url FILE" in err
+    assert not out.exists()  # created for this fetch, left empty: removed again
+    kept = tmp_path / "kept-root"
+    kept.mkdir()
+    assert main(["fetch", "tgb", "--out", str(kept), "--retries", "0"]) == 2
+    assert kept.is_dir() and not any(kept.iterdir())  # the user's folder stays
