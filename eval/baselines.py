@@ -19,7 +19,7 @@ from typing import Any
 
 from eval.metric_tables import MetricBaseline, flatten_rows, metric_table_from_json, read_csv_table
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import read_jsonl, refuse_lone_surrogates, require_file
+from tempbench_core.jsonl import json_type, read_jsonl, refuse_lone_surrogates, require_file
 from tempbench_core.runfile import EVIDENCE_FIELDS, ID_FIELDS, RunRecords, read_run
 
 TABLE_SUFFIXES = (".csv", ".tsv")
@@ -49,12 +49,13 @@ def is_evidence_record(record: Any) -> bool:
             and any(isinstance(record.get(k), list) for k in EVIDENCE_FIELDS))
 
 
-def _found_keys(obj: Any) -> str:
+def _found(obj: Any) -> str:
+    """What a baselines file holds instead of a run or a table, in a few words."""
     if isinstance(obj, dict):
-        return "[" + ", ".join(sorted(map(str, obj))[:20]) + "]"
+        return "found keys [" + ", ".join(sorted(map(str, obj))[:20]) + "]"
     if isinstance(obj, list) and obj and isinstance(obj[0], dict):
-        return "[" + ", ".join(sorted(map(str, obj[0]))[:20]) + "]"
-    return f"a JSON {type(obj).__name__}"
+        return "found keys [" + ", ".join(sorted(map(str, obj[0]))[:20]) + "]"
+    return "the file is empty" if obj is None else f"found a JSON {json_type(obj)}"
 
 
 def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
@@ -94,4 +95,4 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
     if whole is None and records and flatten_rows(records, values, skipped, first_line=first_line or 1):
         return MetricBaseline(path=p, values=values, skipped=skipped)
     sample = whole if whole is not None else (records[0] if records else None)
-    raise InputError(p, first_line, f"unrecognised baselines file: found keys {_found_keys(sample)}", _EXPECTED)
+    raise InputError(p, first_line, f"unrecognised baselines file: {_found(sample)}", _EXPECTED)

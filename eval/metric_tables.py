@@ -36,7 +36,7 @@ from typing import Any
 
 from eval.measures import find, valid_names, value_problem
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import dumps_compact
+from tempbench_core.jsonl import dumps_compact, json_type
 from tempbench_core.schema import SHIPPED_CONFIGS
 
 SLICE_FIELDS = ("complexity", "operator")
@@ -189,7 +189,7 @@ def _json_kind(value: Any) -> str:
         return f"the JSON value {dumps_compact(value)}"
     if isinstance(value, list):
         return "a JSON array"
-    return f"a JSON {type(value).__name__}"
+    return f"a JSON {json_type(value)}"
 
 
 def _json_value(out: dict, metric: str, value: Any, where: str) -> float | Impossible | None:

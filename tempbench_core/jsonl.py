@@ -26,6 +26,16 @@ GZIP_SUFFIX = ".gz"
 GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
 
 
+#: JSON's names of the types :mod:`json` reads into Python.
+_JSON_NAMES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+               type(None): "null"}
+
+
+def json_type(value: Any) -> str:
+    """JSON's name of a decoded value's type (``object``, ``array``, ``null``, ...), for messages."""
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
 def is_gzip(path: str | Path) -> bool:
     """Whether ``path`` is read through gzip: its name ends in ``.gz`` (any case)."""
     return Path(path).name.lower().endswith(GZIP_SUFFIX)
@@ -380,5 +390,5 @@ def read_jsonl(path: str | Path, objects_only: bool = True) -> Iterator[tuple[in
         (number, _parse_text(path, number, line)) for number, line in physical_lines(path) if line.strip())
     for number, obj in lines:
         if objects_only and not isinstance(obj, dict):
-            raise InputError(path, number, f"a JSON {type(obj).__name__}, not an object", "one JSON object per line")
+            raise InputError(path, number, f"a JSON {json_type(obj)}, not an object", "one JSON object per line")
         yield number, obj

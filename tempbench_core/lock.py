@@ -43,7 +43,7 @@ from typing import Any
 from tempbench_core.atomic import write_text
 from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import dumps_json
+from tempbench_core.jsonl import dumps_json, json_type
 from tempbench_core.layout import LOCK_FILE, PROVENANCE
 from tempbench_core.urls import redact_url
 
@@ -202,7 +202,7 @@ def _parse(path: Path, doc: Any) -> Lock:
         return LockError(path, None, problem, expected + " (delete the file and fetch again to rewrite it)")
 
     if not isinstance(doc, dict):
-        raise bad(f"holds a JSON {type(doc).__name__}", "an object with lock_version, files and sources")
+        raise bad(f"holds a JSON {json_type(doc)}", "an object with lock_version, files and sources")
     version = doc.get("lock_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise bad(f"lock_version is {version!r}", f"the integer {LOCK_VERSION}")

@@ -90,3 +90,22 @@ def test_a_failed_fetch_says_what_to_do_and_leaves_no_empty_root(tmp_path: Path,
     kept.mkdir()
     assert main(["fetch", "tgb", "--out", str(kept), "--retries", "0"]) == 2
     assert kept.is_dir() and not any(kept.iterdir())  # the user's folder stays
+
+
+def test_labels_out_must_be_a_name_read_back_as_tsv(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    for name in ("lab.json", "lab.tsv.gz"):
+        assert main(["labels", "--data", str(root), "--out", str(tmp_path / name)]) == 2
+        assert "writes plain TSV" in capsys.readouterr().err and not (tmp_path / name).exists()
+    assert main(["labels", "--data", str(root), "--out", str(tmp_path / "lab.tsv")]) == 0
+
+
+def test_an_empty_baselines_file_is_called_empty(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    run = tmp_path / "r.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+    empty = tmp_path / "oracle.jsonl"
+    empty.write_text("", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["diff", str(run), str(empty), "--data", str(root)]) == 2
+    assert "unrecognised baselines file: the file is empty" in capsys.readouterr().err

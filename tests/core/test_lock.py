@@ -72,7 +72,7 @@ def test_a_group_replaces_only_its_own_files(tmp_path):
 
 @pytest.mark.parametrize(("content", "problem"), [
     ("{not json", "not valid JSON"),
-    ("[]", "holds a JSON list"),
+    ("[]", "holds a JSON array"),
     ('{"lock_version": 2, "files": {}}', "newer tempbench-repro"),
     ('{"lock_version": true}', "lock_version is True"),
     ('{"lock_version": 1, "files": {"../etc/passwd": {}}}', "not a path inside the data root"),
