@@ -408,6 +408,9 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = (), **setti
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or looks_like_path(text):
         path = Path(text)
+        if path.is_dir():
+            raise ConfigError(f"config {text!r} is a folder; expected a configuration TOML file or a shipped name "
+                              f"({', '.join(SHIPPED_CONFIGS)})")
         if not path.is_file():
             stem = Path(text).stem
             hint = (f"; the shipped configuration is named {stem!r} (--config {stem})" if stem in SHIPPED_CONFIGS

@@ -50,7 +50,7 @@ from retriever.strings import IdLookup, PairTable, StringTable
 from tempbench_core.console import info
 from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import MissingDataError
-from tempbench_core.jsonl import dumps_compact, dumps_json, loads_fast
+from tempbench_core.jsonl import dumps_compact, dumps_json, loads_fast, require_file
 from tempbench_core.layout import BENCHMARK_DIR, BENCHMARK_IDS, BENCHMARK_LABELLED, default_index_cache, first_existing
 from tempbench_core.memory import gc_paused
 
@@ -136,10 +136,9 @@ def fingerprint(
 ) -> str:
     """sha256 over the format version, the inputs' sha256 and the options."""
     kg_path = Path(kg_path)
-    if not kg_path.is_file():
-        raise MissingDataError(f"KG edge list not found: {kg_path}")
-    if labels_path is not None and not Path(labels_path).is_file():
-        raise MissingDataError(f"labels file not found: {labels_path}")
+    require_file(kg_path, "KG edge list")
+    if labels_path is not None:
+        require_file(labels_path, "labels file")
     labelled, ids = _benchmark_files(benchmark_dir)
     spec = {
         "format": FINGERPRINT_VERSION,

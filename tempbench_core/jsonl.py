@@ -65,6 +65,16 @@ def require_file(path: str | Path, what: str = "file") -> Path:
     return path
 
 
+def require_dir(path: str | Path, what: str = "folder") -> Path:
+    """``path`` as a :class:`~pathlib.Path` when it is a folder, else a clear user error (missing, or a file)."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingDataError(f"{what} not found: {path}")
+    if not path.is_dir():
+        raise InputError(path, None, "is a file, not a folder", f"a {what}")
+    return path
+
+
 #: Read buffer of a plain input file. Run and benchmark lines are kilobytes long: with the default 8 KiB a line
 #: read by line iteration spans several refills, each joined into the line; 64 KiB reads them ~4x faster.
 _READ_BUFFER = 1 << 16

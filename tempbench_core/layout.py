@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from tempbench_core.errors import MissingDataError
+from tempbench_core.jsonl import require_dir
 
 KG_FILE = "tkgl-smallpedia_edgelist.csv"
 LABELS_TSV = "labels.tsv"
@@ -128,8 +129,8 @@ def find_inputs(
     also found with ``.gz`` appended (the plain file first).
     """
     root = Path(root) if root is not None else None
-    if root is not None and not root.is_dir():
-        raise MissingDataError(f"data directory not found: {root}")
+    if root is not None:
+        require_dir(root, "data directory")
 
     def pick(explicit: str | Path | None, *names: str) -> Path | None:
         if explicit is not None:

@@ -24,7 +24,8 @@ from tempbench.commands.sample import summary_rows
 from tempbench.sample.builder import DEFAULT_BUILD_SEED, DEFAULT_TARGET_N, Benchmark, EdgeColumns, build_benchmark
 from tempbench_core import atomic
 from tempbench_core.console import info, print_table
-from tempbench_core.errors import ConfigError, MissingDataError
+from tempbench_core.errors import ConfigError
+from tempbench_core.jsonl import require_file
 from tempbench_core.layout import BENCHMARK_IDS, BENCHMARK_LABELLED, FLAGS_FILE
 from tempbench_core.lock import read_lock
 from tempbench_core.outputs import claim_output_dir, owning_ledger
@@ -59,8 +60,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Path, Path | None, Path]:
     kg = Path(args.kg)
     labels = Path(args.labels) if args.labels else None
     for flag, path in (("--kg", kg), ("--labels", labels)):
-        if path is not None and not path.is_file():
-            raise MissingDataError(f"{flag} {path}: no such file")
+        if path is not None:
+            require_file(path, f"{flag} file")
     out = Path(args.out)
     return kg.resolve(), None if labels is None else labels.resolve(), out
 

@@ -221,7 +221,7 @@ def test_unknown_config_name(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -
     [
         (["index", "--kg", "{tmp}/nope.csv", "--labels", "{good}/labels.tsv", "--no-cache"], "nope.csv"),
         (["index", "--kg", "{good}/kg.csv", "--labels", "{tmp}/nope.tsv", "--no-cache", "--no-harvest"], "nope.tsv"),
-        (["index", "--kg", "{tmp}", "--labels", "{good}/labels.tsv", "--no-cache", "--no-harvest"], "not found"),
+        (["index", "--kg", "{tmp}", "--labels", "{good}/labels.tsv", "--no-cache", "--no-harvest"], "is a directory, not a file"),
         (["index", "--data", "{tmp}/no_such_dir", "--no-cache"], "data directory not found"),
         (["score", "{tmp}/nope.jsonl", "--benchmark", "{good}/benchmark_labelled.jsonl"], "nope.jsonl"),
         (["score", "{good}/evidence.jsonl", "--benchmark", "{tmp}/nope.jsonl"], "nope.jsonl"),

@@ -109,3 +109,16 @@ def test_an_empty_baselines_file_is_called_empty(tmp_path: Path, capsys) -> None
     capsys.readouterr()
     assert main(["diff", str(run), str(empty), "--data", str(root)]) == 2
     assert "unrecognised baselines file: the file is empty" in capsys.readouterr().err
+
+
+def test_a_folder_given_for_a_file_and_a_file_for_a_folder_are_named_so(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    kg = root / "tkgl-smallpedia_edgelist.csv"
+    cases = [(["check", "--data", str(kg)], "is a file, not a folder"),
+             (["index", "--kg", str(root)], "is a directory, not a file (expected a KG edge list)"),
+             (["index", "--data", str(root), "--labels", str(root)], "is a directory, not a file (expected a labels"),
+             (["build-benchmark", "--kg", str(root), "--out", str(tmp_path / "b")], "is a directory, not a file"),
+             (["run", "--config", f"{root}/", "--data", str(root)], "is a folder; expected a configuration TOML")]
+    for argv, words in cases:
+        assert main(argv) == 2, argv
+        assert words in capsys.readouterr().err, argv
