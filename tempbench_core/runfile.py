@@ -27,20 +27,35 @@ diffed, not scored); a dict with ``t`` gains ``t_start``/``t_end``; when every
 id-space dicts, else they stay 5-lists (compared in the gold's space, SPEC
 §3.1). Records of a run file in the SPEC §6.1 form are returned untouched.
 Problems are reported with file and line.
+
+Checking a run against what its ``.meta.json`` says it is for, before a
+command computes on it (each a refusal, or with ``--force`` a warning):
+:func:`read_meta` (a ``.meta.json`` that is there must be a JSON object; the
+one of ``R.jsonl``, ``R.jsonl.gz``, ``R.json`` or ``R.json.gz`` is
+``R.meta.json``), :func:`check_run_inputs` (the data, by sha256),
+:func:`check_run_count` (the number of records) and :func:`check_run_split`
+(the split, against a command's ``--split``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tempbench_core.atomic import atomic_open, write_json
 from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError, RunMismatchError
-from tempbench_core.jsonl import dumps_compact, loads_fast, read_jsonl, refuse_lone_surrogates, require_file
+from tempbench_core.jsonl import (
+    dumps_compact,
+    iter_input_lines,
+    loads_fast,
+    read_jsonl,
+    refuse_lone_surrogates,
+    require_file,
+)
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS, TIME_KEYS
 from tempbench_core.text import terminal_text
 
@@ -50,11 +65,23 @@ def dumps_record(record: dict[str, Any]) -> str:
     return dumps_compact(record) + "\n"
 
 
+#: The names of a run file (SPEC §1.4's per-question forms, each possibly gzip-compressed), longest first: its
+#: ``.meta.json`` is its name without one of them (any case), as :func:`eval.repro.folders.run_name` names runs.
+RUN_SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json")
+
+
 def meta_path(run_path: str | Path) -> Path:
-    """``runs/oracle.jsonl`` -> ``runs/oracle.meta.json``."""
+    """``runs/oracle.jsonl`` (or ``.jsonl.gz``, ``.json``, ``.json.gz``) -> ``runs/oracle.meta.json``.
+
+    A name without one of :data:`RUN_SUFFIXES` keeps it whole: ``runs/oracle`` -> ``runs/oracle.meta.json``.
+    """
     path = Path(run_path)
-    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
-    return path.with_name(stem + ".meta.json")
+    name = path.name
+    lowered = name.lower()
+    for suffix in RUN_SUFFIXES:
+        if lowered.endswith(suffix) and len(name) > len(suffix):
+            return path.with_name(name[: -len(suffix)] + ".meta.json")
+    return path.with_name(name + ".meta.json")
 
 
 def write_run(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
@@ -74,16 +101,51 @@ def write_meta(run_path: str | Path, meta: dict[str, Any]) -> Path:
     return target
 
 
+#: What a run's ``.meta.json`` must be, for the messages about one that is not.
+META_EXPECTED = "a JSON object as `tempbench run` writes it beside the run; fix the file or delete it"
+
+
 def read_meta(run_path: str | Path) -> dict[str, Any] | None:
-    """The ``.meta.json`` beside a run file, or ``None`` when there is none or it is not a JSON object."""
+    """The ``.meta.json`` beside a run file (:func:`meta_path`), or ``None`` when there is none.
+
+    Raises
+    ------
+    InputError
+        There is one, but it cannot be read, or it is not valid JSON, not an
+        object, or empty: what it records (the data, the split, the number of
+        records the run was made with) would otherwise go unchecked, silently.
+    """
     target = meta_path(run_path)
+    if not target.exists():
+        return None
+
+    def bad(problem: str, line: int | None = None) -> InputError:
+        return InputError(target, line, f"the .meta.json of {terminal_text(run_path)} is {problem}", META_EXPECTED)
+
     if not target.is_file():
-        return None
+        raise bad("not a regular file")
     try:
-        meta = json.loads(target.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return meta if isinstance(meta, dict) else None
+        raw = target.read_bytes()
+    except OSError as exc:
+        raise bad(f"unreadable ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise bad(f"not UTF-8 (invalid byte at {exc.start})") from None
+    if not text.strip():
+        raise bad("an empty file")
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise bad(f"not valid JSON ({exc.msg}, column {exc.colno})", exc.lineno) from None
+    except RecursionError:
+        raise bad("not valid JSON (nested too deeply)") from None
+    if not isinstance(meta, dict):
+        raise bad(f"a JSON {_JSON_TYPES.get(type(meta), type(meta).__name__)}, not an object")
+    if not meta:
+        raise bad("an empty object")
+    refuse_lone_surrogates(target, None, meta, text)
+    return meta
 
 
 #: Keys a record may carry its question id / its evidence list under (SPEC §1.4), in order of preference.
@@ -373,8 +435,12 @@ def read_written_run(path: str | Path) -> RunRecords:
     return run_records(path, written_records(path))
 
 
+#: How a refusal of :func:`check_run_inputs`, :func:`check_run_count` and :func:`check_run_split` ends by default.
+FORCE_WAY_OUT = "--force to proceed anyway"
+
+
 def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = ("benchmark", "benchmark_ids"),
-                     force: bool = False) -> list[str]:
+                     force: bool = False, way_out: str = FORCE_WAY_OUT) -> list[str]:
     """Refuse a run whose ``.meta.json`` names other input files (by sha256) than ``data`` has.
 
     Parameters
@@ -388,12 +454,22 @@ def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = (
         KG and labels where the command retrieves).
     force:
         Report the mismatches instead of refusing.
+    way_out:
+        How the message tells to go on anyway (a command without ``--force``
+        names its own way).
 
     Returns
     -------
     list of str
         One line per mismatch (empty when all agree, or when the run has no
         metadata to compare).
+
+    Raises
+    ------
+    InputError
+        The ``.meta.json`` is there but is no JSON object (:func:`read_meta`).
+    RunMismatchError
+        A mismatch, without ``force``.
     """
     meta = read_meta(run_path)
     recorded = (meta or {}).get("inputs") or {}
@@ -410,7 +486,145 @@ def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = (
     if problems and not force:
         error = RunMismatchError(f"{terminal_text(run_path)} was made on other data than given here:\n  "
                                  + "\n  ".join(problems)
-                                 + "\n(give the data the run was made on, or --force to proceed anyway)")
+                                 + f"\n(give the data the run was made on, or {way_out})")
         error.multiline = True  # one problem per line; the paths in it are escaped above
         raise error
     return problems
+
+
+def count_records(path: str | Path) -> int | None:
+    """How many records :func:`read_run` reads from ``path`` (``None``: the file does not parse).
+
+    A run file (JSON Lines) has one record per non-blank line: counted in one
+    pass over its bytes, nothing parsed. A file that holds one JSON list is
+    read whole. The count of lines is exact for the files ``tempbench run``
+    writes; :func:`check_run_count` confirms one that differs from the
+    ``.meta.json`` with :func:`_exact_count` before refusing anything.
+    """
+    n = 0
+    first = b""
+    for raw in iter_input_lines(require_file(path, "run file")):
+        if raw.strip():
+            if not first:
+                first = raw.lstrip(b"\xef\xbb\xbf \t")[:1]
+            n += 1
+    if first != b"[":
+        return n
+    return _exact_count(path)
+
+
+def _exact_count(path: str | Path) -> int | None:
+    """The number of records :func:`_records` reads (``None``: the file does not parse)."""
+    try:
+        return len(_records(Path(path)))
+    except InputError:
+        return None
+
+
+def check_run_count(run_path: str | Path, force: bool = False, way_out: str = FORCE_WAY_OUT) -> list[str]:
+    """Refuse a run file that holds another number of records than its ``.meta.json`` records (``counts.questions``).
+
+    A run cut short (``head -100``) or edited by hand would otherwise be scored
+    as a run of fewer questions, silently. Nothing to compare without a
+    ``.meta.json`` or without ``counts.questions`` in it.
+
+    Returns
+    -------
+    list of str
+        The mismatch when ``force`` (empty when the counts agree).
+
+    Raises
+    ------
+    InputError
+        The ``.meta.json`` is no JSON object, or its ``counts.questions`` is no count.
+    RunMismatchError
+        The counts differ, without ``force``.
+    """
+    meta = read_meta(run_path)
+    counts = (meta or {}).get("counts")
+    if not isinstance(counts, dict) or "questions" not in counts:
+        return []
+    expected = counts["questions"]
+    if isinstance(expected, bool) or not isinstance(expected, int) or expected < 0:
+        raise InputError(meta_path(run_path), None, f"counts.questions is {expected!r}",
+                         "the number of records of the run, as `tempbench run` writes it")
+    found = count_records(run_path)
+    if found is not None and found != expected:
+        found = _exact_count(run_path)  # the fast count is exact for a run file; confirmed for anything else
+    if found is None or found == expected:
+        return []
+    problem = (f"{terminal_text(run_path)} has {found:,} records, its {terminal_text(meta_path(run_path).name)} says "
+               f"{expected:,}: truncated or edited?")
+    if not force:
+        raise RunMismatchError(f"{problem} ({way_out})")
+    return [problem]
+
+
+def question_ids(path: str | Path) -> list[Any]:
+    """The question ids of a run file in any form :func:`read_run` reads, without checking its evidence.
+
+    ``read_run`` reports what is wrong with the file; a record without an id is skipped here.
+    """
+    rows = _records(require_file(path, "run file"))
+    first = next((rec for _, rec in rows if isinstance(rec, dict)), {})
+    key = _first_key(first, ID_FIELDS) or "id"
+    return [rec[key] for _, rec in rows if isinstance(rec, dict) and key in rec]
+
+
+def check_run_split(run_path: str | Path, split: str, split_ids: Callable[[], set[str] | None],
+                    force: bool = False, way_out: str = FORCE_WAY_OUT) -> list[str]:
+    """Refuse a run made for another split than ``split`` (a command's ``--split``).
+
+    SPEC §3.2 counts a question of the split that is absent from the run as an
+    empty retrieval, so a run of another split would be scored as a run that
+    retrieved nothing, silently. The rule:
+
+    - the run's ``.meta.json`` records a split: it must be ``split`` or ``all``
+      (a run of every question covers each split);
+    - it records none (no ``.meta.json``: a published or hand-written file): a
+      run with records must have at least one question of ``split``.
+
+    Parameters
+    ----------
+    split_ids:
+        The ids (as text) of the benchmark's questions of ``split``, asked for
+        only when the run has no recorded split; ``None`` or empty: not known
+        (or no question has that split, which the scorer reports): no check.
+
+    Returns
+    -------
+    list of str
+        The mismatch when ``force`` (empty when the run fits).
+
+    Raises
+    ------
+    InputError
+        The ``.meta.json`` is no JSON object, or its split is not a name.
+    RunMismatchError
+        The run is of another split, without ``force``.
+    """
+    meta = read_meta(run_path)
+    recorded = (meta or {}).get("split")
+    run = terminal_text(run_path)
+    if recorded is not None:
+        if not isinstance(recorded, str):
+            raise InputError(meta_path(run_path), None, f"split is {recorded!r}", "the split the run was made on, such as 'test'")
+        if recorded in (split, "all"):
+            return []
+        problem = (f"{run} was made on the {terminal_text(repr(recorded))} split (its "
+                   f"{terminal_text(meta_path(run_path).name)}), not on --split {split}: every {split} question "
+                   "would count as an empty retrieval")
+        fix = f"give --split {terminal_text(recorded)}, or a run of the {split} split"
+    else:
+        ids = question_ids(run_path)
+        if not ids:
+            return []
+        wanted = split_ids()
+        if not wanted or any(str(qid) in wanted for qid in ids):
+            return []
+        problem = (f"none of the {len(ids):,} questions of {run} is a question of --split {split} (e.g. "
+                   f"{terminal_text(repr(ids[0]))}): every {split} question would count as an empty retrieval")
+        fix = f"give the --split of the run, or a run of the {split} split"
+    if not force:
+        raise RunMismatchError(f"{problem} ({fix}, or {way_out})")
+    return [problem]

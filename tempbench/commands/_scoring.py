@@ -13,8 +13,8 @@ from tempbench.commands._numbers import RESAMPLES_RANGE, SEED_RANGE, check_numbe
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError, MissingDataError
-from tempbench_core.runfile import check_run_inputs
-from tempbench_core.schema import SPLIT_CHOICES
+from tempbench_core.runfile import check_run_count, check_run_inputs, check_run_split
+from tempbench_core.schema import SPLIT_CHOICES, select_split
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,18 +41,62 @@ def add_bootstrap_arguments(parser: argparse.ArgumentParser, seed: bool = True) 
 
 
 def add_force_argument(parser: argparse.ArgumentParser) -> None:
-    """``--force``: proceed when a run's metadata names other input files than the data given."""
+    """``--force``: proceed, with a warning, when a run's ``.meta.json`` says it is not what it is used as."""
     parser.add_argument("--force", action="store_true",
-                        help="proceed even when a run's .meta.json says it was made on other data (other sha256) "
-                             "than the data given here")
+                        help="proceed (with a warning) even when a run's .meta.json says it was made on other data "
+                             "(other sha256) than the data given here, on another split than --split, or with "
+                             "another number of records than its file holds")
 
 
-def check_runs(args: argparse.Namespace, *run_paths: str, names: tuple[str, ...] = ("benchmark", "benchmark_ids")) -> None:
-    """Refuse (or, with ``--force``, warn about) runs made on other data than ``args`` names."""
+#: The inputs a run is checked against by default: those that decide its scores.
+SCORED_INPUTS = ("benchmark", "benchmark_ids")
+#: The inputs a run is checked against by a command that retrieves or explains with the KG.
+RETRIEVAL_INPUTS = ("kg", "labels", "benchmark", "benchmark_ids")
+
+
+def check_runs(args: argparse.Namespace, *run_paths: str, names: tuple[str, ...] = SCORED_INPUTS) -> None:
+    """Refuse (or, with ``--force``, warn about) runs that are not what their ``.meta.json`` says they are for.
+
+    In order, each a refusal of its own (:mod:`tempbench_core.runfile`): a
+    ``.meta.json`` that is no JSON object; one that names other input files
+    (``names``, by sha256) than ``args`` gives; then :func:`check_run_contents`
+    (the number of records, the split).
+    """
     data = data_from_args(args)
+    force = getattr(args, "force", False)
     for path in run_paths:
-        for problem in check_run_inputs(path, data, names, force=getattr(args, "force", False)):
+        for problem in check_run_inputs(path, data, names, force=force):
             info(f"warning (--force): {path}: {problem}")
+    check_run_contents(args, *run_paths)
+
+
+def check_run_contents(args: argparse.Namespace, *run_paths: str | Path) -> None:
+    """Refuse (or, with ``--force``, warn about) runs whose records do not fit their ``.meta.json`` or ``--split``.
+
+    The number of records against the ``.meta.json``'s ``counts.questions``
+    (:func:`~tempbench_core.runfile.check_run_count`); when ``args.split`` is
+    set, the run's split against it (:func:`~tempbench_core.runfile.check_run_split`:
+    the one rule of every command that takes ``--split`` and a run).
+    """
+    force = getattr(args, "force", False)
+    split = getattr(args, "split", None)
+    found: dict[str, set[str] | None] = {}
+
+    def split_ids() -> set[str] | None:
+        """The ids of ``--split``'s benchmark questions, read once and only for a run without a recorded split."""
+        if "ids" not in found:
+            paths = data_from_args(args)
+            found["ids"] = None
+            if paths.benchmark is not None and Path(paths.benchmark).is_file():
+                found["ids"] = {str(q["id"]) for q in select_split(load_benchmark(paths.benchmark), split)}
+        return found["ids"]
+
+    for path in run_paths:
+        for problem in check_run_count(path, force=force):
+            info(f"warning (--force): {problem}")
+        if split is not None:
+            for problem in check_run_split(path, split, split_ids, force=force):
+                info(f"warning (--force): {problem}")
 
 
 def load_inputs(args: argparse.Namespace, read_flags: bool = True

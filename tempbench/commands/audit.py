@@ -15,13 +15,13 @@ from eval.audit.claims import load_claims
 from eval.audit.context import AuditContext
 from eval.audit.format import AUDIT_COLUMNS, audit_line, table_rows
 from eval.audit.run import audit_document, run_audit
-from tempbench.commands._scoring import add_force_argument
-from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
+from tempbench.commands._scoring import add_force_argument, check_run_contents
+from tempbench.data import CACHE_DIR_HELP, absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, MissingDataError
 from tempbench_core.outputs import check_output_file
-from tempbench_core.schema import DEFAULT_SPLIT, SPLIT_CHOICES
+from tempbench_core.schema import DEFAULT_SPLIT, SHIPPED_CONFIGS, SPLIT_CHOICES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,10 +33,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the claims whose id starts with ID (repeatable), e.g. --claim dist.")
     parser.add_argument("--paper-numbers", metavar="TOML", help="claims file (default: the shipped configs/paper_numbers.toml)")
     parser.add_argument("--json", metavar="OUT", help="also write the rows as JSON")
-    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    parser.add_argument("--cache-dir", metavar="DIR", help=CACHE_DIR_HELP)
     add_force_argument(parser)
     add_data_arguments(parser)
 
+
+
+def audited_runs(runs_dir: Path, claims: list[Any]) -> list[Path]:
+    """The run files of ``--runs DIR`` the audit may read: ``<config>.jsonl`` of each shipped or claimed configuration.
+
+    Checked before anything is computed (their number of records, their split
+    against ``--split``); the audit checks their data and role when it reads them.
+    """
+    names = dict.fromkeys(SHIPPED_CONFIGS)
+    names.update(dict.fromkeys(c.params["config"] for c in claims if isinstance(c.params.get("config"), str)))
+    return [path for name in names if (path := runs_dir / f"{name}.jsonl").is_file()]
 
 
 def print_audit(rows: list[dict[str, Any]], title: str, provenance: Any) -> None:
@@ -55,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.json, [args.paper_numbers, *data.input_files()], "--json")
     if args.runs is not None and not Path(args.runs).is_dir():
         raise MissingDataError(f"--runs directory not found: {args.runs}")
+    if args.runs is not None:
+        check_run_contents(args, *audited_runs(Path(args.runs), claims))
     provenance = command_provenance(data, ["audit"], [
         ("--runs", absolute_or_none(args.runs)), ("--split", args.split), ("--claim", args.claim),
         ("--paper-numbers", absolute_or_none(args.paper_numbers)), ("--json", absolute_or_none(args.json)),

@@ -5,7 +5,9 @@ SPEC §7's table that applies (:mod:`eval.explain`). Prints, per slice
 (complexity, operator) and per hop position, the share of gold hops at each
 stage; ``--json OUT`` writes ``{"questions": {QID: [stage, ...]}, "summary":
 ...}``. The configuration is read from the run's ``.meta.json``; without one,
-give ``--config NAME``.
+give ``--config NAME``. A run whose ``.meta.json`` says it was made on other
+data (KG, labels, benchmark) or holds another number of records is refused
+(``--force``: a warning), as by ``tempbench score``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 
 from eval.explain import STAGE_HELP, STAGES, Explainer, attribute_run, attribution_json, run_config
 from retriever import load_benchmark, load_config, load_index
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.commands._scoring import RETRIEVAL_INPUTS, add_force_argument, check_runs
+from tempbench.data import CACHE_DIR_HELP, add_data_arguments, data_from_args
 from tempbench_core.atomic import write_text
 from tempbench_core.console import info, print_table
 from tempbench_core.layout import DataPaths, default_index_cache
@@ -42,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="NAME|FILE",
                         help="configuration of RUN when it has no .meta.json (shipped name or TOML file)")
     parser.add_argument("--json", metavar="OUT", help='write {"questions": {QID: [stage, ...]}, "summary": ...}')
-    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    parser.add_argument("--cache-dir", metavar="DIR", help=CACHE_DIR_HELP)
+    add_force_argument(parser)
     add_data_arguments(parser)
 
 
@@ -92,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     data = data_from_args(args)
     if args.json:
         check_output_file(args.json, [args.run, *data.input_files()], "--json")
+    check_runs(args, args.run, names=RETRIEVAL_INPUTS)  # the run explained is one of this data
     config = resolve_config(args.run, args.config)
     records = read_run(args.run)
     explainer, questions = load_explainer(data, config, args.cache_dir)

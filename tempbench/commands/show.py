@@ -8,7 +8,9 @@ stale / distractor marks, scores and the tie group at the cut-off.
 
 The evidence comes from ``--run RUN.jsonl`` (configuration from its
 ``.meta.json``, else ``--config``), or, without ``--run``, from running
-``--config`` (default ``oracle``) on this one question. Tables fit an
+``--config`` (default ``oracle``) on this one question; a ``--run`` whose
+``.meta.json`` says it was made on other data is refused (``--force``: a
+warning), as by ``tempbench score``. Tables fit an
 80-column terminal; ``--json`` prints the same content as one JSON object.
 """
 
@@ -22,8 +24,9 @@ from typing import Any
 from eval.explain import STAGE_HELP
 from eval.question_detail import question_detail
 from retriever import load_config
+from tempbench.commands._scoring import RETRIEVAL_INPUTS, add_force_argument, check_runs
 from tempbench.commands.explain import load_explainer, resolve_config
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import CACHE_DIR_HELP, add_data_arguments, data_from_args
 from tempbench_core.console import print_table
 from tempbench_core.errors import RunMismatchError
 from tempbench_core.jsonl import terminal_json
@@ -47,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="configuration: run it on the question (default oracle), or that of --run when it has "
                              "no .meta.json")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    parser.add_argument("--cache-dir", metavar="DIR", help="index cache directory (default: the per-user cache)")
+    parser.add_argument("--cache-dir", metavar="DIR", help=CACHE_DIR_HELP)
+    add_force_argument(parser)
     add_data_arguments(parser)
 
 
@@ -64,6 +68,7 @@ def detail_for(args: argparse.Namespace) -> dict[str, Any]:
     """Load what is needed and build :func:`eval.question_detail.question_detail`."""
     data = data_from_args(args)
     if args.run:
+        check_runs(args, args.run, names=RETRIEVAL_INPUTS)  # the evidence shown is from a run of this data
         config = resolve_config(args.run, args.config)
     else:
         config = load_config(args.config or "oracle")

@@ -49,7 +49,7 @@ from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
 from retriever import RunOptions, RunSetup, Shard, finish_run, load_config
-from tempbench.reproduce.baselines import diff_baselines, runs_on_disk
+from tempbench.reproduce.baselines import check_baselines, diff_baselines, runs_on_disk
 from tempbench.reproduce.inputs import JobInputs, load_inputs
 from tempbench.reproduce.tasks import (
     ShardResult,
@@ -129,6 +129,7 @@ def reproduce(
         raise ConfigError(f"--workers must be >= 1 (got {workers})")
     if n_boot < 1:
         raise ConfigError(f"--boot must be >= 1 (got {n_boot})")
+    check_baselines(data, split)  # a baseline made for other data is refused before the long work, not diffed after it
     # Millions of small objects live through the whole job (runs, explanations): the cyclic
     # collector would walk them all again and again, and the job makes no cycles worth
     # collecting early. The one library that does (matplotlib, on import) is imported first,

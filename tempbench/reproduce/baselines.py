@@ -11,7 +11,19 @@ from eval.diff import compare, diff_file_name
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info
 from tempbench_core.errors import TempbenchError
-from tempbench_core.runfile import read_written_run
+from tempbench_core.runfile import (
+    check_run_count,
+    check_run_inputs,
+    check_run_split,
+    meta_path,
+    read_written_run,
+)
+
+#: How a refusal of a baselines file tells the way out: ``reproduce`` has no ``--force``.
+BASELINE_WAY_OUT = "take the file out of baselines/"
+
+#: Run files of ``baselines/`` that only SPEC §8's reproducibility reads (gzip-compressed per-question runs).
+_GZIP_RUNS = (".jsonl.gz", ".json.gz")
 
 
 class RunsOnDisk(Mapping[str, Any]):
@@ -37,11 +49,36 @@ class RunsOnDisk(Mapping[str, Any]):
         return len(self.names)
 
 
+def baseline_files(baselines_dir: Path) -> list[Path]:
+    """Every file of ``baselines/`` the job reads: those it diffs, and the per-question runs, also gzip-compressed."""
+    return sorted(p for p in baselines_dir.rglob("*") if p.is_file() and (
+        is_baseline_file(p) or (p.name.lower().endswith(_GZIP_RUNS) and not p.name.endswith(".meta.json"))))
+
+
+def check_baselines(data: Any, split: str) -> None:
+    """Refuse, before the job starts, a baselines file that its ``.meta.json`` says is for other data or another split.
+
+    The same checks as ``tempbench diff`` makes of its BASELINE
+    (:mod:`tempbench_core.runfile`): a ``.meta.json`` that is no JSON object,
+    other benchmark files (sha256), another number of records than the file
+    holds, a split other than ``split`` (or ``all``). A file without a
+    ``.meta.json`` (the published form) is taken as it is.
+    """
+    if data.baselines is None or not Path(data.baselines).is_dir():
+        return
+    for path in baseline_files(Path(data.baselines)):
+        if not meta_path(path).exists():
+            continue
+        check_run_inputs(path, data, ("benchmark", "benchmark_ids"), way_out=BASELINE_WAY_OUT)
+        check_run_count(path, way_out=BASELINE_WAY_OUT)
+        check_run_split(path, split, lambda: None, way_out=BASELINE_WAY_OUT)
+
+
 def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list[dict[str, Any]],
                    flags: Any, out_dir: Path) -> dict[str, dict[str, Any]]:
     """Diff each baselines file against the run of its configuration (default: oracle)."""
     results: dict[str, dict[str, Any]] = {}
-    files = sorted(p for p in baselines_dir.rglob("*") if p.is_file() and is_baseline_file(p))
+    files = [p for p in baseline_files(baselines_dir) if is_baseline_file(p)]
     for path in files:
         name = str(path.relative_to(baselines_dir))
         try:
