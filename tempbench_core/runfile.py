@@ -51,6 +51,7 @@ from tempbench_core.errors import InputError, RunMismatchError
 from tempbench_core.jsonl import (
     dumps_compact,
     iter_input_lines,
+    json_type,
     loads_fast,
     read_jsonl,
     refuse_lone_surrogates,
@@ -141,7 +142,7 @@ def read_meta(run_path: str | Path) -> dict[str, Any] | None:
     except RecursionError:
         raise bad("not valid JSON (nested too deeply)") from None
     if not isinstance(meta, dict):
-        raise bad(f"a JSON {_JSON_TYPES.get(type(meta), type(meta).__name__)}, not an object")
+        raise bad(f"a JSON {json_type(meta)}, not an object")
     if not meta:
         raise bad("an empty object")
     refuse_lone_surrogates(target, None, meta, text)
@@ -157,7 +158,6 @@ LINE_SEPARATOR = " | "
 _WIKIDATA_ENTITY = re.compile(r"^Q\d+$")
 _WIKIDATA_PROPERTY = re.compile(r"^P\d+$")
 _YEAR_SPAN = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:-\s*(-?\d+(?:\.\d+)?)\s*)?$")
-_JSON_TYPES = {int: "number", float: "number", bool: "boolean", type(None): "null", str: "string", list: "array", dict: "object"}
 _EXPECTED_ITEMS = "items with s, r, o or s_id, r_id, o_id plus t_start, t_end (or a 5-list, or an evidence line)"
 
 
@@ -254,7 +254,7 @@ def item_problem(item: Any) -> str | None:
                 return f"{name} is {item[pos]!r}, not a number"
         return None
     shown = repr(item) if len(repr(item)) <= 40 else repr(item)[:40] + "..."
-    return f"is {shown} (JSON {_JSON_TYPES.get(type(item), type(item).__name__)}), not an object, a 5-list or an evidence line"
+    return f"is {shown} (JSON {json_type(item)}), not an object, a 5-list or an evidence line"
 
 
 _NUMBER_TYPES = (int, float)
@@ -354,7 +354,7 @@ def read_run(path: str | Path) -> RunRecords:
             return InputError(path, where, f"{label}: {problem}" if label else problem, expected)
 
         if not isinstance(rec, dict):
-            raise fail(f"a JSON {type(rec).__name__}, not an object", "one JSON object per line")
+            raise fail(f"a JSON {json_type(rec)}, not an object", "one JSON object per line")
         if id_key not in rec:
             raise fail(f"missing field {id_key!r}" + (f" (keys: {', '.join(sorted(map(str, rec))[:12])})" if rec else ""),
                        "the question id under " + "/".join(ID_FIELDS))

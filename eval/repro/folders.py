@@ -12,10 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tempbench_core.errors import MissingDataError, RunMismatchError
-
-#: The suffixes of a run in a folder (SPEC §1.4's per-question forms are JSON; gzip-compressed too, as every
-#: reader of runs takes them).
-RUN_SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json")
+from tempbench_core.runfile import RUN_SUFFIXES
 
 
 @dataclass
