@@ -92,7 +92,7 @@ def test_truncated_and_non_json_lines(tmp_path):
     with pytest.raises(InputError, match="not valid JSON"):
         load_benchmark(path)
     path = write(tmp_path / "d.jsonl", [record()], raw_tail="[1, 2]\n")
-    with pytest.raises(InputError, match="JSON list"):
+    with pytest.raises(InputError, match="JSON array"):
         load_benchmark(path)
 
 
