@@ -11,6 +11,7 @@ warning where a command has it. Through the CLI, as a user types it.
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 from reference.tiny import good_root
 
 from tempbench.cli import main
+from tempbench_core.errors import RunMismatchError
 from tempbench_core.runfile import meta_path, write_meta
 
 FORCE_WARNING = "warning (--force)"
@@ -174,3 +176,22 @@ def test_a_run_of_another_split_is_refused(test_run, small_sample, tmp_path, cap
     argv = ["audit", "--runs", str(runs), "--split", "test", "--claim", "oracle.", *data]
     _refused(capsys, argv, f"{dev} was made on the 'dev' split", "not on --split test", "--force")
     _forced(capsys, argv)
+
+
+def test_a_run_of_the_size_its_meta_records_is_not_counted_again(test_run, tmp_path, monkeypatch):
+    """``tempbench run`` records the run file's size: a file of that size is taken from one stat; any other size
+    (a line cut, a line added, an edit) is counted, and refused when its records differ."""
+    from tempbench_core import runfile
+
+    meta = json.loads(meta_path(test_run).read_text(encoding="utf-8"))
+    assert meta["run_bytes"] == test_run.stat().st_size
+    counted = []
+    monkeypatch.setattr(runfile, "count_records", lambda path: counted.append(path) or 0)
+    assert runfile.check_run_count(test_run) == [] and counted == []
+    grown = tmp_path / "oracle.jsonl"
+    grown.write_bytes(test_run.read_bytes() + b"\n")  # one byte more: counted (and here refused, as counted is 0)
+    shutil.copy(meta_path(test_run), meta_path(grown))
+    monkeypatch.setattr(runfile, "_exact_count", lambda path: 0)
+    with pytest.raises(RunMismatchError):
+        runfile.check_run_count(grown)
+    assert counted == [grown]
