@@ -8,6 +8,7 @@ from retriever import RunOptions, load_config, looks_like_path, run_to_file
 from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
 from tempbench.data import CACHE_DIR_HELP, absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.console import info, print_table
+from tempbench_core.errors import ConfigError
 from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
 from tempbench_core.runfile import meta_path
 from tempbench_core.schema import DEFAULT_SPLIT, SPLIT_CHOICES
@@ -48,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     # with --set the name carries the overrides, so an ablation never replaces the shipped run
     inputs = [*data.input_files(), args.config if looks_like_path(args.config) else None]
     if args.out:
+        if args.out.lower().endswith(".gz"):
+            # every reader opens a .gz name through gzip: plain text there could not be read back
+            raise ConfigError(f"--out {args.out}: a run file is written as plain JSON Lines; expected a name such as "
+                              "oracle.jsonl (compress it afterwards with gzip if you like: readers take .jsonl.gz)")
         out = check_output_file(args.out, inputs, "--out")
         check_output_file(meta_path(out), inputs, "--out's .meta.json")
     else:

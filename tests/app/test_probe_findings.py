@@ -122,3 +122,10 @@ def test_a_folder_given_for_a_file_and_a_file_for_a_folder_are_named_so(tmp_path
     for argv, words in cases:
         assert main(argv) == 2, argv
         assert words in capsys.readouterr().err, argv
+
+
+def test_run_refuses_a_gz_name_it_would_write_plain(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    out = tmp_path / "oracle.jsonl.gz"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(out)]) == 2
+    assert "written as plain JSON Lines" in capsys.readouterr().err and not out.exists()
