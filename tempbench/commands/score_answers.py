@@ -12,13 +12,15 @@ import numpy as np
 
 from eval.answers import answer_rows, answers_report, read_predictions
 from eval.bootstrap import bootstrap_ci, mean_metric
-from tempbench.commands._scoring import add_bootstrap_arguments, check_boot, ci_text, load_inputs
+from tempbench.commands._scoring import add_bootstrap_arguments, add_force_argument, check_boot, ci_text, load_inputs
 from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import RunMismatchError
 from tempbench_core.outputs import check_output_file
+from tempbench_core.runfile import check_run_split
 from tempbench_core.schema import SPLIT_CHOICES, select_split
+from tempbench_core.text import terminal_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", choices=SPLIT_CHOICES,
                         help="score every question of this split (missing predictions score 0); default: the predicted questions")
     parser.add_argument("--json", metavar="OUT", help="write the answers object as JSON")
+    add_force_argument(parser)
     add_bootstrap_arguments(parser)
     parser.add_argument("--t-query-hidden", action="store_true",
                         help="the generator never saw t_query: do not flag interval EM as leak-contaminated")
@@ -44,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
     by_id = {q["id"]: q for q in questions}
     unknown = [qid for qid in predictions if qid not in by_id]
     if unknown:
-        raise RunMismatchError(f"{len(unknown)} prediction(s) have ids not in the benchmark, e.g. {unknown[0]!r}")
+        raise RunMismatchError(f"{terminal_text(args.predictions)}: {len(unknown)} prediction(s) have ids not in the "
+                               f"benchmark, e.g. {terminal_text(repr(unknown[0]))} (wrong --data or --benchmark?)")
     chosen = select_split(questions, args.split) if args.split else [by_id[qid] for qid in predictions]
+    if args.split:
+        # the rule of runs (SPEC §3.2 scores a missing prediction 0): predictions of no question of the split refused
+        for problem in check_run_split(args.predictions, args.split, lambda: {str(q["id"]) for q in chosen},
+                                       force=args.force):
+            info(f"warning (--force): {problem}")
     rows = answer_rows(chosen, predictions)
     report = answers_report(rows, t_query_exposed=not args.t_query_hidden)
     em = np.array([r["em"] for r in rows], dtype=float)
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         provenance = command_provenance(data_from_args(args), ["score-answers", absolute_or_none(args.predictions)], [
             ("--split", args.split), ("--json", absolute_or_none(args.json)), ("--boot", args.boot),
-            ("--seed", args.seed), ("--t-query-hidden", args.t_query_hidden)], kg=False)
+            ("--seed", args.seed), ("--t-query-hidden", args.t_query_hidden), ("--force", args.force)], kg=False)
         write_json(args.json, {**report, "provenance": provenance.to_json()})
         info(f"wrote {args.json}")
     return 0

@@ -129,3 +129,24 @@ def test_run_refuses_a_gz_name_it_would_write_plain(tmp_path: Path, capsys) -> N
     out = tmp_path / "oracle.jsonl.gz"
     assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(out)]) == 2
     assert "written as plain JSON Lines" in capsys.readouterr().err and not out.exists()
+
+
+def test_score_answers_refuses_predictions_of_no_question_of_the_split(small_sample: Path, tmp_path: Path,
+                                                                        capsys) -> None:
+    bench = small_sample / "benchmark" / "benchmark_labelled.jsonl"
+    dev = [json.loads(line)["id"] for line in bench.read_text(encoding="utf-8").splitlines()
+           if json.loads(line)["split"] == "dev"][:5]
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text("".join(json.dumps({"id": qid, "prediction": "1994"}) + "\n" for qid in dev),
+                           encoding="utf-8")
+    data = ["--data", str(small_sample), "--boot", "10"]
+    assert main(["score-answers", str(predictions), "--split", "test", *data]) == 2
+    assert "none of the 5 questions" in capsys.readouterr().err
+    assert main(["score-answers", str(predictions), "--split", "test", "--force", *data]) == 0
+    assert "warning (--force)" in capsys.readouterr().err
+    assert main(["score-answers", str(predictions), "--split", "dev", *data]) == 0
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text(json.dumps({"id": "no-such-question", "prediction": "x"}) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["score-answers", str(unknown), *data]) == 2
+    assert f"{unknown}: 1 prediction(s) have ids not in the benchmark" in capsys.readouterr().err
