@@ -13,6 +13,7 @@ it so: there its verdict is ``by-construction``.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,25 @@ def _shipped_tolerances() -> dict[str, dict[str, float]]:
         raise ConfigError(f"{p}: {exc}") from None
 
 
+def _params_problem(compute: str, params: Any) -> str | None:
+    """What is wrong with a claim's ``params`` for its compute function (``None``: nothing), said with the valid names."""
+    if not isinstance(params, dict):
+        return f"params is {params!r} (expected a table of the compute function's parameters)"
+    signature = inspect.signature(COMPUTE[compute])
+    accepted = list(signature.parameters.values())[1:]  # the first is the audit context
+    if any(par.kind is inspect.Parameter.VAR_KEYWORD for par in accepted):
+        return None
+    names = [par.name for par in accepted]
+    unknown = [k for k in params if k not in names]
+    if unknown:
+        return (f"compute {compute!r} takes no param {unknown[0]!r} (its params: {', '.join(names) or 'none'})")
+    missing = [par.name for par in accepted if par.default is inspect.Parameter.empty and par.name not in params
+               and par.kind is not inspect.Parameter.VAR_POSITIONAL]
+    if missing:
+        return f"compute {compute!r} needs param {missing[0]!r} (its params: {', '.join(names)})"
+    return None
+
+
 def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """Read the claims and the tolerance classes; validate every row."""
     p = Path(path) if path is not None else paper_numbers_path()
@@ -128,6 +148,9 @@ def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, 
             raise ConfigError(f"{p}: claim {row['id']!r} has kind {row['kind']!r} (expected one of {', '.join(tolerances)})")
         if row["compute"] not in COMPUTE:
             raise ConfigError(f"{p}: claim {row['id']!r} names compute {row['compute']!r} (known: {', '.join(sorted(COMPUTE))})")
+        params_problem = _params_problem(row["compute"], row.get("params", {}))
+        if params_problem:
+            raise ConfigError(f"{p}: claim {row['id']!r}: {params_problem}")
         problem = paper_value_problem(row["kind"], row["paper"])
         if problem:
             raise ConfigError(f"{p}: claim {row['id']!r} has paper = {row['paper']!r}: {problem}")

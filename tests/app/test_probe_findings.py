@@ -150,3 +150,22 @@ def test_score_answers_refuses_predictions_of_no_question_of_the_split(small_sam
     capsys.readouterr()
     assert main(["score-answers", str(unknown), *data]) == 2
     assert f"{unknown}: 1 prediction(s) have ids not in the benchmark" in capsys.readouterr().err
+
+
+def test_a_claim_with_params_its_compute_does_not_take_is_refused_when_read(tmp_path: Path, capsys) -> None:
+    import re
+
+    from tempbench import cli
+
+    root = good_root(tmp_path / "root")
+    shipped = Path(cli.__file__).resolve().parents[1] / "configs" / "paper_numbers.toml"
+    text = shipped.read_text(encoding="utf-8")
+    first = re.search(r'^params = \{ split = "train" \}$', text, flags=re.M)
+    assert first
+    numbers = tmp_path / "numbers.toml"
+    numbers.write_text(text[:first.start()] + 'params = { split = "train", spilt = "dev" }' + text[first.end():],
+                       encoding="utf-8")
+    assert main(["audit", "--data", str(root), "--paper-numbers", str(numbers)]) == 2
+    err = capsys.readouterr().err
+    assert str(numbers) in err and "takes no param 'spilt'" in err and "its params: " in err
+    assert "unexpected keyword" not in err
