@@ -21,6 +21,7 @@ from eval.metric_tables import MetricBaseline, flatten_rows, metric_table_from_j
 from tempbench_core.errors import InputError
 from tempbench_core.jsonl import json_type, read_jsonl, refuse_lone_surrogates, require_file
 from tempbench_core.runfile import EVIDENCE_FIELDS, ID_FIELDS, RunRecords, read_run
+from tempbench_core.text import terminal_text
 
 TABLE_SUFFIXES = (".csv", ".tsv")
 #: The files of a ``baselines/`` folder that are read (a run's ``.meta.json`` is not).
@@ -58,6 +59,24 @@ def _found(obj: Any) -> str:
     return "the file is empty" if obj is None else f"found a JSON {json_type(obj)}"
 
 
+def _refuse_repeated_keys(path: Path, text: str) -> None:
+    """Refuse a JSON metric table in which one object holds a key twice (JSON readers keep the last, silently)."""
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out and not repeated:
+                repeated.append(key)
+            out[key] = value
+        return out
+
+    json.loads(text, object_pairs_hook=pairs)  # a table is small: read again, this time seeing every key
+    if repeated:
+        raise InputError(path, None, f"the key {terminal_text(repr(repeated[0]))} appears twice in one JSON object",
+                         "each key once in an object (JSON readers keep only the last value)")
+
+
 def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
     """Sniff and read one baselines file (SPEC §1.4).
 
@@ -90,6 +109,7 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
         return read_run(p)
     values: dict = {}
     if whole is not None and metric_table_from_json(whole, values):
+        _refuse_repeated_keys(p, text)
         return MetricBaseline(path=p, values=values)
     skipped: list[str] = []
     if whole is None and records and flatten_rows(records, values, skipped, first_line=first_line or 1):

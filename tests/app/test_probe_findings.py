@@ -169,3 +169,17 @@ def test_a_claim_with_params_its_compute_does_not_take_is_refused_when_read(tmp_
     err = capsys.readouterr().err
     assert str(numbers) in err and "takes no param 'spilt'" in err and "its params: " in err
     assert "unexpected keyword" not in err
+
+
+def test_a_json_metric_table_with_a_key_twice_is_refused(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    run = tmp_path / "r.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+    table = tmp_path / "oracle_metrics.json"
+    table.write_text('{"TRP": {"all": 0.2, "all": 0.3}, "CCR": {"all": 0.1}}', encoding="utf-8")
+    capsys.readouterr()
+    assert main(["diff", str(run), str(table), "--data", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert str(table) in err and "the key 'all' appears twice" in err
+    table.write_text('{"TRP": {"all": 0.2}, "CCR": {"all": 0.1}}', encoding="utf-8")
+    assert main(["diff", str(run), str(table), "--data", str(root)]) == 0
