@@ -175,6 +175,9 @@ def _members(sweep: dict[str, Any], shown: int) -> str:
 
 def _key_list(text: str) -> list[str]:
     keys = [k.strip() for k in text.split(",") if k.strip()]
+    if not keys:
+        raise argparse.ArgumentTypeError(f"no key given (expected KEY,KEY of {', '.join(DecisionSweep.CANDIDATES)}; "
+                                         "leave --keys out to vary every decision key)")
     unknown = [k for k in keys if k not in DecisionSweep.CANDIDATES]
     if unknown:
         hints = [f"{k!r}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(k, DecisionSweep.CANDIDATES, 1)) else "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from reference.tiny import good_root
 
 from tempbench.cli import main
@@ -183,3 +184,14 @@ def test_a_json_metric_table_with_a_key_twice_is_refused(tmp_path: Path, capsys)
     assert str(table) in err and "the key 'all' appears twice" in err
     table.write_text('{"TRP": {"all": 0.2}, "CCR": {"all": 0.1}}', encoding="utf-8")
     assert main(["diff", str(run), str(table), "--data", str(root)]) == 0
+
+
+def test_an_empty_keys_list_is_refused_not_read_as_every_key(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    run = tmp_path / "r.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+    for keys in ("", ",,"):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:  # argparse's usage error
+            main(["diff", str(run), str(run), "--data", str(root), "--sweep", "--keys", keys])
+        assert stop.value.code == 2 and "no key given" in capsys.readouterr().err
