@@ -89,6 +89,7 @@ from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
 from tempbench_core.memo import kept_for
 from tempbench_core.schema import format_span, format_year, valid_at
+from tempbench_core.text import terminal_text
 
 #: Field separator of a document id.
 SEPARATOR = "|"
@@ -570,6 +571,11 @@ def build_export(questions: Sequence[Mapping[str, Any]], runs: Mapping[str, Evid
     return out
 
 
+def run_file_name(name: str) -> str:
+    """The ``.trec`` file of run ``name``: a control character in the name (from a file name) is written as its escape."""
+    return terminal_text(name) + RUN_SUFFIX
+
+
 def write_export(out_dir: str | Path, export: TrecExport, tags: Mapping[str, str] | None = None) -> list[Path]:
     """Write ``DIR/qrels.txt`` and ``DIR/<name>.trec`` per run, atomically; return the paths (qrels first).
 
@@ -584,7 +590,7 @@ def write_export(out_dir: str | Path, export: TrecExport, tags: Mapping[str, str
         tag = tags.get(name) or escape(name)
         if not is_token(tag):
             raise TempbenchError(f"TREC tag {tag!r} must be one non-empty field without whitespace")
-        paths.append(out_dir / f"{name}{RUN_SUFFIX}")
+        paths.append(out_dir / run_file_name(name))
         texts.append(format_run(run, tag))
     for path, text in zip(paths, texts, strict=True):
         write_text(path, text)

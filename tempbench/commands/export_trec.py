@@ -19,7 +19,7 @@ from typing import Any
 from eval.evidence import resolve
 from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.scoring import select
-from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, write_export
+from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, run_file_name, write_export
 from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import info
@@ -77,15 +77,16 @@ def run_name(path: str | Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     names = [run_name(p) for p in args.run]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            raise ConfigError(f"{args.run[names.index(name)]} and {args.run[i]} would both be written as "
-                              f"{name}{RUN_SUFFIX}; give the runs different file names")
+    files = [run_file_name(n) for n in names]
+    for i, file in enumerate(files):
+        if file in files[:i]:
+            raise ConfigError(f"{args.run[files.index(file)]} and {args.run[i]} would both be written as "
+                              f"{file}; give the runs different file names")
     out_dir = Path(args.out) if args.out else Path(args.run[0]).parent / DEFAULT_DIR
     paths = data_from_args(args)
     inputs = [*args.run, *paths.input_files()]
     claim_output_dir(out_dir, "outputs", inputs, create=False)
-    for target in [out_dir / QRELS_NAME, *(out_dir / f"{n}{RUN_SUFFIX}" for n in names)]:
+    for target in [out_dir / QRELS_NAME, *(out_dir / file for file in files)]:
         if target.exists():
             check_output_file(target, inputs, "--out")
     check_runs(args, *args.run)

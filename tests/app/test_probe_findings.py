@@ -195,3 +195,14 @@ def test_an_empty_keys_list_is_refused_not_read_as_every_key(tmp_path: Path, cap
         with pytest.raises(SystemExit) as stop:  # argparse's usage error
             main(["diff", str(run), str(run), "--data", str(root), "--sweep", "--keys", keys])
         assert stop.value.code == 2 and "no key given" in capsys.readouterr().err
+
+
+def test_export_trec_writes_no_control_character_into_a_file_name(tmp_path: Path, capsys) -> None:
+    root = good_root(tmp_path / "root")
+    run = tmp_path / "my\trun.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+    out = tmp_path / "trec"
+    out.mkdir()
+    assert main(["export-trec", str(run), "--data", str(root), "--out", str(out)]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert "my\\trun.trec" in names and not any("\t" in n for n in names)
