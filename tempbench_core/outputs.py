@@ -55,6 +55,10 @@ def check_output_file(path: str | Path, inputs: Iterable[str | Path | None] = ()
         How the output is called in the message (``--json``, ``--out``).
     """
     out = Path(path)
+    if str(path) == "-":
+        # not stdout, as for some tools: the tables go there; a file named "-" is surely not what was meant
+        raise OutputError(out, f"{what} - would be a file named '-' (tempbench prints its tables on stdout); give a "
+                               "file name, or /dev/stdout to print there")
     if out.is_dir():
         raise OutputError(out, f"{what} is a directory, not a file")
     if not out.parent.is_dir():

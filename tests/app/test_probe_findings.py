@@ -206,3 +206,13 @@ def test_export_trec_writes_no_control_character_into_a_file_name(tmp_path: Path
     assert main(["export-trec", str(run), "--data", str(root), "--out", str(out)]) == 0
     names = sorted(p.name for p in out.iterdir())
     assert "my\\trun.trec" in names and not any("\t" in n for n in names)
+
+
+def test_json_dash_is_refused_not_a_file_named_dash(tmp_path: Path, capsys, monkeypatch) -> None:
+    root = good_root(tmp_path / "root")
+    run = tmp_path / "r.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["score", str(run), "--data", str(root), "--boot", "10", "--json", "-"]) == 2
+    assert "a file named '-'" in capsys.readouterr().err and not (tmp_path / "-").exists()
