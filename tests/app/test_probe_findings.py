@@ -14,6 +14,15 @@ from reference.tiny import good_root
 from tempbench.cli import main
 
 
+@pytest.fixture()
+def tiny_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A tiny data root and an oracle run of it."""
+    root = good_root(tmp_path / "root")
+    run = tmp_path / "r.jsonl"
+    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+    return root, run
+
+
 def test_running_a_split_without_questions_is_refused(tmp_path: Path, capsys) -> None:
     root = good_root(tmp_path / "root")  # one question, of split test
     out = tmp_path / "dev.jsonl"
@@ -27,10 +36,8 @@ def test_running_a_split_without_questions_is_refused(tmp_path: Path, capsys) ->
     assert not out.exists()
 
 
-def test_diff_in_a_space_the_baseline_lacks_is_refused(tmp_path: Path, capsys) -> None:
-    root = good_root(tmp_path / "root")
-    run = tmp_path / "r.jsonl"
-    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+def test_diff_in_a_space_the_baseline_lacks_is_refused(tiny_run: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    root, run = tiny_run
     record = json.loads(run.read_text(encoding="utf-8").splitlines()[0])
     assert record["evidence"], "the tiny root's question retrieves evidence"
     for item in record["evidence"] + record.get("cutoff_ties", []):
@@ -101,10 +108,8 @@ def test_labels_out_must_be_a_name_read_back_as_tsv(tmp_path: Path, capsys) -> N
     assert main(["labels", "--data", str(root), "--out", str(tmp_path / "lab.tsv")]) == 0
 
 
-def test_an_empty_baselines_file_is_called_empty(tmp_path: Path, capsys) -> None:
-    root = good_root(tmp_path / "root")
-    run = tmp_path / "r.jsonl"
-    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+def test_an_empty_baselines_file_is_called_empty(tiny_run: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    root, run = tiny_run
     empty = tmp_path / "oracle.jsonl"
     empty.write_text("", encoding="utf-8")
     capsys.readouterr()
@@ -172,10 +177,8 @@ def test_a_claim_with_params_its_compute_does_not_take_is_refused_when_read(tmp_
     assert "unexpected keyword" not in err
 
 
-def test_a_json_metric_table_with_a_key_twice_is_refused(tmp_path: Path, capsys) -> None:
-    root = good_root(tmp_path / "root")
-    run = tmp_path / "r.jsonl"
-    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+def test_a_json_metric_table_with_a_key_twice_is_refused(tiny_run: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    root, run = tiny_run
     table = tmp_path / "oracle_metrics.json"
     table.write_text('{"TRP": {"all": 0.2, "all": 0.3}, "CCR": {"all": 0.1}}', encoding="utf-8")
     capsys.readouterr()
@@ -186,10 +189,8 @@ def test_a_json_metric_table_with_a_key_twice_is_refused(tmp_path: Path, capsys)
     assert main(["diff", str(run), str(table), "--data", str(root)]) == 0
 
 
-def test_an_empty_keys_list_is_refused_not_read_as_every_key(tmp_path: Path, capsys) -> None:
-    root = good_root(tmp_path / "root")
-    run = tmp_path / "r.jsonl"
-    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+def test_an_empty_keys_list_is_refused_not_read_as_every_key(tiny_run: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    root, run = tiny_run
     for keys in ("", ",,"):
         capsys.readouterr()
         with pytest.raises(SystemExit) as stop:  # argparse's usage error
@@ -208,10 +209,8 @@ def test_export_trec_writes_no_control_character_into_a_file_name(tmp_path: Path
     assert "my\\trun.trec" in names and not any("\t" in n for n in names)
 
 
-def test_json_dash_is_refused_not_a_file_named_dash(tmp_path: Path, capsys, monkeypatch) -> None:
-    root = good_root(tmp_path / "root")
-    run = tmp_path / "r.jsonl"
-    assert main(["run", "--config", "oracle", "--data", str(root), "--out", str(run)]) == 0
+def test_json_dash_is_refused_not_a_file_named_dash(tiny_run: tuple[Path, Path], tmp_path: Path, capsys, monkeypatch) -> None:
+    root, run = tiny_run
     monkeypatch.chdir(tmp_path)
     capsys.readouterr()
     assert main(["score", str(run), "--data", str(root), "--boot", "10", "--json", "-"]) == 2
