@@ -108,13 +108,19 @@ def test_labels_out_must_be_a_name_read_back_as_tsv(tmp_path: Path, capsys) -> N
     assert main(["labels", "--data", str(root), "--out", str(tmp_path / "lab.tsv")]) == 0
 
 
-def test_an_empty_baselines_file_is_called_empty(tiny_run: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize(("name", "content", "words"), [
+    ("oracle.jsonl", "", "unrecognised baselines file: the file is empty"),
+    ("oracle_metrics.json", '{"TRP": {"all": 0.2, "all": 0.3}, "CCR": {"all": 0.1}}', "the key 'all' appears twice"),
+])
+def test_a_baselines_file_that_cannot_be_read_as_meant_says_why(tiny_run: tuple[Path, Path], tmp_path: Path, capsys,
+                                                                 name: str, content: str, words: str) -> None:
     root, run = tiny_run
-    empty = tmp_path / "oracle.jsonl"
-    empty.write_text("", encoding="utf-8")
+    baseline = tmp_path / name
+    baseline.write_text(content, encoding="utf-8")
     capsys.readouterr()
-    assert main(["diff", str(run), str(empty), "--data", str(root)]) == 2
-    assert "unrecognised baselines file: the file is empty" in capsys.readouterr().err
+    assert main(["diff", str(run), str(baseline), "--data", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert str(baseline) in err and words in err
 
 
 def test_a_folder_given_for_a_file_and_a_file_for_a_folder_are_named_so(tmp_path: Path, capsys) -> None:
@@ -175,18 +181,6 @@ def test_a_claim_with_params_its_compute_does_not_take_is_refused_when_read(tmp_
     err = capsys.readouterr().err
     assert str(numbers) in err and "takes no param 'spilt'" in err and "its params: " in err
     assert "unexpected keyword" not in err
-
-
-def test_a_json_metric_table_with_a_key_twice_is_refused(tiny_run: tuple[Path, Path], tmp_path: Path, capsys) -> None:
-    root, run = tiny_run
-    table = tmp_path / "oracle_metrics.json"
-    table.write_text('{"TRP": {"all": 0.2, "all": 0.3}, "CCR": {"all": 0.1}}', encoding="utf-8")
-    capsys.readouterr()
-    assert main(["diff", str(run), str(table), "--data", str(root)]) == 2
-    err = capsys.readouterr().err
-    assert str(table) in err and "the key 'all' appears twice" in err
-    table.write_text('{"TRP": {"all": 0.2}, "CCR": {"all": 0.1}}', encoding="utf-8")
-    assert main(["diff", str(run), str(table), "--data", str(root)]) == 0
 
 
 def test_an_empty_keys_list_is_refused_not_read_as_every_key(tiny_run: tuple[Path, Path], tmp_path: Path, capsys) -> None:
