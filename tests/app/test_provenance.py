@@ -142,8 +142,9 @@ def test_on_data_of_unknown_origin_the_verdicts_are_computed(tiny, tmp_path):
 def test_a_by_construction_origin_must_be_one_tempbench_makes(tmp_path):
     bad = tmp_path / "claims.toml"
     bad.write_text('[[claim]]\nid = "x"\nsection = "4"\ngroup = "g"\nwhat = "w"\npaper = 1.0\nkind = "rate"\n'
-                   'compute = "leak_rate"\ncommand = "c"\nby_construction = ["release"]\n', encoding="utf-8")
-    with pytest.raises(Exception, match="by_construction"):
+                   'compute = "leak_rate"\nparams = { operator = "interval" }\ncommand = "c"\n'
+                   'by_construction = ["release"]\n', encoding="utf-8")
+    with pytest.raises(Exception, match=r"has by_construction = \['release'\]"):
         load_claims(bad)
 
 

@@ -97,7 +97,7 @@ def test_a_claims_file_of_ones_own_starts_from_the_shipped_classes(tmp_path):
     # the tolerances are written once, in the shipped file: a file without them gets those,
     # one that changes a bound keeps the others
     claim = ('[[claim]]\nid = "x"\nsection = "4"\ngroup = "g"\nwhat = "w"\npaper = 0.5\nkind = "rate"\n'
-             'compute = "split_questions"\ncommand = "c"\n')
+             'compute = "split_questions"\nparams = { split = "test" }\ncommand = "c"\n')
     bare = tmp_path / "bare.toml"
     bare.write_text(claim, encoding="utf-8")
     assert load_claims(bare)[1] == TOL
