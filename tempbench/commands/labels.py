@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Harvest, optionally merge, write the TSV atomically and print a summary."""
     data = data_from_args(args)
-    if args.out.lower().endswith((".json", ".json.gz", ".gz")):
+    if args.out.lower().endswith((".json", ".gz")):
         # load_labels reads a .json name as JSON and a .gz name as gzip: TSV text there could not be read back
         raise ConfigError(f"--out {args.out}: this command writes plain TSV (id<TAB>label); expected a name that "
                           "does not end in .json or .gz, e.g. labels.tsv")
