@@ -127,6 +127,9 @@ def question_pairs(table: EvidenceTable, i: int) -> dict[str, tuple[GoldTriple, 
 
     def make() -> dict[str, tuple[GoldTriple, GoldTriple] | None]:
         star = table.gold(i)
+        if table.key == DEFAULT_KEY:  # the lists the question browser compares, made once for both
+            return {kind: single_pair(*differing_kept(question, variant, table.shared, star))
+                    for kind, (variant, _) in TYPES.items()}
         return {kind: replaced_pair(question, variant, table.key, star) for kind, (variant, _) in TYPES.items()}
 
     return kept_for(table.shared, ("negative pairs", question.get("id"), table.key), question, make)
@@ -141,25 +144,7 @@ def negatives_report(table: EvidenceTable, flags: Mapping[Any, Mapping[str, bool
     """
     n = table.n
     ev = table.items
-    codes = table.code_of
-    evaluable = {kind: np.zeros(n, dtype=bool) for kind in TYPES}
-    # per question and type: hop and replacement codes per space (-1: the triple lacks that space,
-    # -2: a value no item carries)
-    hop = {kind: np.full((n, 2, 3), -1, dtype=np.int64) for kind in TYPES}
-    rep = {kind: np.full((n, 2, 3), -1, dtype=np.int64) for kind in TYPES}
-    rep_t = {kind: np.zeros((n, 2), dtype=np.float64) for kind in TYPES}
-    for i in range(n):
-        for kind, pair in question_pairs(table, i).items():
-            if pair is None:
-                continue
-            evaluable[kind][i] = True
-            hop_triple, rep_triple = pair
-            for sp, space in enumerate(SPACES):
-                if space in hop_triple.keys:
-                    hop[kind][i, sp] = [codes.get(v, -2) for v in hop_triple.keys[space]]
-                if space in rep_triple.keys:
-                    rep[kind][i, sp] = [codes.get(v, -2) for v in rep_triple.keys[space]]
-            rep_t[kind][i] = (rep_triple.t_start, rep_triple.t_end)
+    evaluable, hop, rep, rep_t = _pair_codes(table)
     valid = table.valid(ev)
     sp = ev.space.astype(np.int64)
     q = ev.q
@@ -177,18 +162,52 @@ def negatives_report(table: EvidenceTable, flags: Mapping[Any, Mapping[str, bool
             found = (exact, same_triple, same_sr & (ev.o != ho))
         for name, mask in zip(_names(kind), found, strict=True):
             found_q[name] = np.bincount(q[on & mask], minlength=n) > 0
-    indicators: dict[str, list[int | None]] = {name: [] for name in RATE_NAMES}
-    counts = {kind: {"evaluable": 0, "functional": 0} for kind in TYPES}
-    for i, question in enumerate(table.questions):
-        flag = (flags or {}).get(question.get("id"), {})
-        for kind, (_variant, flag_name) in TYPES.items():
-            is_evaluable = bool(evaluable[kind][i])
-            functional = is_evaluable and bool(flag.get(flag_name, False))
-            counts[kind]["evaluable"] += is_evaluable
-            counts[kind]["functional"] += functional
-            for name in _names(kind):
-                indicators[name].append(int(found_q[name][i]) if functional else None)
+    indicators: dict[str, list[int | None]] = {}
+    counts = {}
+    flag_of = [(flags or {}).get(question.get("id"), {}) for question in table.questions]
+    for kind, (_variant, flag_name) in TYPES.items():
+        functional = evaluable[kind] & np.fromiter((bool(flag.get(flag_name, False)) for flag in flag_of),
+                                                   dtype=bool, count=n)
+        counts[kind] = {"evaluable": int(evaluable[kind].sum()), "functional": int(functional.sum())}
+        on = functional.tolist()
+        for name in _names(kind):
+            indicators[name] = [int(hit) if f else None for hit, f in zip(found_q[name].tolist(), on, strict=True)]
     return negatives_result(indicators, counts, flags is not None)
+
+
+def _pair_codes(table: EvidenceTable) -> tuple[dict[str, np.ndarray], ...]:
+    """Per type: which questions are evaluable, and their replaced pair as codes of the table.
+
+    ``(evaluable[n], hop[n, 2, 3], rep[n, 2, 3], rep_t[n, 2])`` per type: the
+    hop's and the replacement's ``(s, r, o)`` codes in each space of
+    :data:`~eval.evidence.SPACES` (-1: the triple lacks that space, -2: a value
+    no item carries) and the replacement's window. Filled as flat lists and
+    made into arrays once (item assignment into small arrays costs a
+    microsecond a call).
+    """
+    n = table.n
+    code = table.code_of.get
+    width = 3 * len(SPACES)
+    evaluable = {kind: [False] * n for kind in TYPES}
+    hop = {kind: [-1] * (n * width) for kind in TYPES}
+    rep = {kind: [-1] * (n * width) for kind in TYPES}
+    rep_t = {kind: [0.0] * (2 * n) for kind in TYPES}
+    for i in range(n):
+        for kind, pair in question_pairs(table, i).items():
+            if pair is None:
+                continue
+            evaluable[kind][i] = True
+            for triple, out in zip(pair, (hop[kind], rep[kind]), strict=True):
+                for sp, space in enumerate(SPACES):
+                    srot = triple.keys.get(space)
+                    if srot is not None:
+                        at = i * width + 3 * sp
+                        out[at:at + 3] = [code(v, -2) for v in srot]
+            rep_t[kind][2 * i:2 * i + 2] = (pair[1].t_start, pair[1].t_end)
+    return ({kind: np.array(v, dtype=bool) for kind, v in evaluable.items()},
+            {kind: np.array(v, dtype=np.int64).reshape(n, len(SPACES), 3) for kind, v in hop.items()},
+            {kind: np.array(v, dtype=np.int64).reshape(n, len(SPACES), 3) for kind, v in rep.items()},
+            {kind: np.array(v, dtype=np.float64).reshape(n, 2) for kind, v in rep_t.items()})
 
 
 def _names(kind: str) -> tuple[str, ...]:
