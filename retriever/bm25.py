@@ -38,13 +38,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from functools import cached_property
-from itertools import chain
+from itertools import chain, pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from retriever.tokenizer import tokenize
+from tempbench_core.arrays import sorted_unique, unique_inverse
 from tempbench_core.scratch import ThreadScratch
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -204,7 +206,7 @@ class BM25:
 
     @cached_property
     def _row_of_term(self) -> ThreadScratch:
-        """Scratch of :meth:`score_groups`: ``int32[vocab_size]`` per thread, all -1 between calls."""
+        """Scratch of :meth:`score_many`: ``int32[vocab_size]`` per thread, all -1 between calls."""
         return ThreadScratch(self.vocab_size, np.int32, -1)
 
     @cached_property
@@ -265,44 +267,81 @@ class BM25:
         """Scores of ``groups`` (distinct-triple ids, e.g. ``doc_group[rows]``; any order,
         repeats allowed) for the ``int64`` term ids ``terms``, unchecked (see :meth:`score`).
 
-        The subset's own term slices are gathered once and matched against the
-        (few) query terms, so the cost follows the subset, not the posting
-        lists. Each term's contribution is the same float64 expression as in
-        :meth:`group_scores`, laid out as one row per query term (``+0.0`` where
-        the term is absent from a document, which adds nothing), and the rows
-        are added to ``0.0`` one at a time in query order (SPEC §2.2).
+        :meth:`score_many` of one query: a term repeated in ``terms`` is added
+        once per occurrence.
+        """
+        return self.score_many([terms], np.zeros(groups.shape[0], dtype=np.int64), groups)
+
+    def score_many(self, queries: Sequence[np.ndarray], owner: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """Scores of ``groups[i]`` for the query ``queries[owner[i]]``, many queries in one pass (SPEC §2.2).
+
+        Ranking a shard's questions one at a time costs some forty small
+        numpy calls per question; this scores every ``(question, candidate)``
+        pair of the shard at once, with the arithmetic of one question alone.
+
+        Parameters
+        ----------
+        queries:
+            ``int64`` term ids of each query in the order to sum (see
+            :meth:`query_terms`), unchecked; a repeated term is added once per
+            occurrence.
+        owner:
+            ``int64``: the query of each entry of ``groups``.
+        groups:
+            Distinct-triple ids (e.g. ``doc_group[rows]``), any order, repeats allowed.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``float64`` aligned with ``groups``. Only the query's own
+            ``(term, document)`` matches are weighed (the cost follows the
+            candidates' term slices, not the posting lists), each with
+            :func:`term_weight`; they are added to ``0.0`` query position by
+            position, in query order. A term absent from a document would add
+            ``+0.0``, which leaves a sum of non-negative floats unchanged, so
+            skipping it keeps the bits of ``rank_bm25``'s sum.
         """
         n = groups.shape[0]
         scores = np.zeros(n, dtype=np.float64)
-        if n == 0 or terms.shape[0] == 0:
+        sizes = np.fromiter(map(len, queries), dtype=np.int64, count=len(queries))
+        if n == 0 or not sizes.any():
             return scores
-        # distinct terms, sorted, and each query position's row among them (a term
-        # repeated in a caller-given list is added once per occurrence)
-        uniq = np.sort(terms)
-        slot = np.searchsorted(uniq, terms)  # repeats share their first sorted copy's row
-        lo = self.group_indptr[groups]
-        lengths = self.group_nterms[groups]
-        flat = _ranges(lo, lengths)
-        doc_terms = self.group_terms[flat]
-        # each document term's row among the query's distinct terms (-1: not a query term),
-        # read from a vocabulary-wide table that is all -1 between calls
-        row_of = self._row_of_term.get()
-        row_of[uniq] = np.arange(uniq.shape[0])
+        terms = np.concatenate(queries).astype(np.int64, copy=False)
+        # the batch's distinct terms, each query term's (query, distinct term) cell, and each cell's query
+        # positions (a term repeated in a caller-given query has several)
+        distinct = sorted_unique(terms)
+        column = self._row_of_term.get()
+        column[distinct] = np.arange(distinct.shape[0])
         try:
-            at = row_of[doc_terms]
+            # slot[q * width + c]: the number of the cell (query q, distinct term c), -1 for none; a last
+            # column of -1 stands for the terms of no query (column -1 wraps to the previous row's last
+            # column, and to the last row's for q = 0), so no entry needs a test before its look-up
+            width = distinct.shape[0] + 1
+            cells, inverse = unique_inverse(np.repeat(np.arange(len(queries), dtype=np.int64), sizes) * width
+                                            + column[terms])
+            slot = np.full(len(queries) * width, -1, dtype=np.int64)
+            slot[cells] = np.arange(cells.shape[0])
+            # every candidate's (term, tf) entries, kept where the term is one of its own query's
+            lengths = self.group_nterms[groups]
+            flat = _ranges(self.group_indptr[groups], lengths)
+            doc = np.repeat(np.arange(n, dtype=np.int64), lengths)  # each entry's candidate
+            entry_slot = slot[(owner * width)[doc] + column[self.group_terms[flat]]]
         finally:
-            row_of[uniq] = -1
-        hit = np.flatnonzero(at >= 0)
-        if hit.shape[0] == 0:
-            return scores  # every contribution is +0.0
-        which = at[hit]  # row (distinct term) of each matching (document, term) entry
-        owner = np.repeat(np.arange(n, dtype=np.int64), lengths)[hit]
-        tf = self.group_tf[flat[hit]].astype(np.float64)
-        contrib = np.zeros((uniq.shape[0], n), dtype=np.float64)
-        contrib[which, owner] = term_weight(self.idf[uniq[which]], tf, self.group_norm[groups[owner]], self.k1)
-        # add.accumulate is the running sum row by row, strictly in order:
-        # ((0.0 + c[0]) + c[1]) + ... (0.0 + c[0] == c[0] as contributions are >= +0.0)
-        return np.add.accumulate(contrib[slot], axis=0)[-1]
+            column[distinct] = -1
+        n_positions = np.bincount(inverse, minlength=cells.shape[0])
+        first = np.cumsum(n_positions) - n_positions
+        position = np.arange(terms.shape[0], dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        positions = position[np.argsort(inverse, kind="stable")]  # each cell's positions, ascending
+        hit = np.flatnonzero(entry_slot >= 0)
+        entry_slot, flat, doc = entry_slot[hit], flat[hit], doc[hit]
+        weight = term_weight(self.idf[self.group_terms[flat]], self.group_tf[flat].astype(np.float64),
+                             self.group_norm[groups[doc]], self.k1)
+        # one (entry, position) pair per query position of the entry's term
+        count = n_positions[entry_slot]
+        at = positions[_ranges(first[entry_slot], count)]
+        pair = np.repeat(np.arange(entry_slot.shape[0], dtype=np.int64), count)
+        _add_in_query_order(scores, at, doc[pair], weight[pair], int(sizes.max()))
+        return scores
 
     def group_scores(self, query: str | np.ndarray | list[int]) -> np.ndarray:
         """Dense ``float64`` scores of every distinct ``(s, r, o)`` group (same arithmetic as :meth:`score`)."""
@@ -455,6 +494,23 @@ def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, n
     np.cumsum(sizes, out=indptr[1:])
     take = _ranges(bag_ptr[of], sizes)
     return indptr, bag_terms[take], tf[take], counts[of]
+
+
+def _add_in_query_order(scores: np.ndarray, position: np.ndarray, doc: np.ndarray, weight: np.ndarray,
+                        n_positions: int) -> None:
+    """``scores[doc[i]] += weight[i]``, one query position (``position[i] < n_positions``) after the other.
+
+    This is SPEC §2.2's running sum ``((0.0 + c[0]) + c[1]) + ...`` in query
+    order for every document at once. A document has at most one weight per
+    position, so each indexed ``+=`` is a plain elementwise add.
+    """
+    # a stable sort of small integers is a radix sort
+    by_position = np.argsort(position.astype(np.min_scalar_type(n_positions)), kind="stable")
+    bounds = np.searchsorted(position[by_position], np.arange(n_positions + 1)).tolist()
+    for lo, hi in pairwise(bounds):
+        if hi > lo:
+            part = by_position[lo:hi]
+            scores[doc[part]] += weight[part]
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

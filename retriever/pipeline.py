@@ -222,13 +222,23 @@ class Retriever:
             An optional cache of what depends on the question alone (its query
             terms), kept by the caller across configurations.
         """
-        rows = pool.rows if isinstance(pool, Expansion) else np.asarray(pool, dtype=np.int64)
-        if not len(rows):
-            return [], []
+        return self.rank_many([question], [pool], shared)[0]
+
+    def rank_many(self, questions: Sequence[dict[str, Any]], pools: Sequence[Expansion | np.ndarray],
+                  shared: dict[Any, Any] | None = None) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+        """:meth:`rank` of each ``(question, pool)``, the questions ranked together
+        (:meth:`~retriever.ranking.Ranker.rank_items_many`: one BM25 pass and one
+        sort for a batch instead of one each per question)."""
+        rows = [pool.rows if isinstance(pool, Expansion) else np.asarray(pool, dtype=np.int64) for pool in pools]
+        todo = [i for i, r in enumerate(rows) if len(r)]
+        out: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = [([], []) for _ in rows]
         with_year = self.config.query_includes_t_query
-        terms = kept_for(shared, ("query terms", question.get("id"), with_year), question,
-                         lambda: self.index.bm25.query_terms(query_text(question, with_year)))
-        return self.ranker.rank_items(terms, rows)
+        terms = [kept_for(shared, ("query terms", questions[i].get("id"), with_year), questions[i],
+                          lambda q=questions[i]: self.index.bm25.query_terms(query_text(q, with_year)))
+                 for i in todo]
+        for i, ranked in zip(todo, self.ranker.rank_items_many(terms, [rows[i] for i in todo]), strict=True):
+            out[i] = ranked
+        return out
 
     def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False,
                             shared: dict[Any, Any] | None = None) -> tuple[dict[str, Any], RetrievalStats]:
@@ -240,7 +250,7 @@ class Retriever:
         """The run record of each question (SPEC §6.1) and its bookkeeping (with its pool's summary when ``keep_pool``).
 
         The pools of all the questions are expanded together
-        (:meth:`~retriever.bfs.BFS.expand_many`), then each is ranked.
+        (:meth:`~retriever.bfs.BFS.expand_many`), then ranked together (:meth:`rank_many`).
 
         ``shared``: an optional cache, kept by the caller, that retrievers of
         several configurations over this same index share
@@ -259,8 +269,9 @@ class Retriever:
         todo = [i for i, known in enumerate(found) if known is None]
         pools = self.bfs.expand_many([anchors[i].index for i in todo], [t_queries[i] for i in todo],
                                      count_eligible=keep_pool)
-        for i, expansion in zip(todo, pools, strict=True):
-            made = (expansion, *self.rank(questions[i], expansion.rows, shared))
+        ranked = self.rank_many([questions[i] for i in todo], pools, shared)
+        for i, expansion, (evidence, ties) in zip(todo, pools, ranked, strict=True):
+            made = (expansion, evidence, ties)
             keep(shared, keys[i], questions[i], made)
             found[i] = (made,)
         out = []

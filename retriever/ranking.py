@@ -9,11 +9,15 @@ evidence line. Order (default):
    (code points): the line that sorts last comes first (fixed);
 3. identical lines keep pool order (decision; option ``homonym_order="edge_id"``).
 
-The order is produced by stable sorts applied from the last key to the first:
-base order (pool or edge id), then lines descending, then scores descending
-(``sorted(..., reverse=True)`` is stable). Only candidates whose score is at
-least the k-th largest score need a line: the rest cannot be returned or tie
-at the cut-off.
+The questions of a shard are ranked together (:meth:`Ranker.rank_items_many`):
+one BM25 pass scores all their candidates (:meth:`BM25.score_many
+<retriever.bm25.BM25.score_many>`), one stable sort orders them by question,
+score descending and base order (pool position, or edge id), and each
+question's k-th largest score selects what can be returned or tie at the
+cut-off. Only those candidates are rendered, and only runs of equal scores are
+then sorted by line, descending (``sorted(..., reverse=True)`` is stable, so
+identical lines keep the base order). What is left per question is Python
+work on its returned lines and items.
 
 The result keeps each returned item's score and ``cutoff_ties``: candidates
 scoring exactly the k-th returned score that fell below the cut-off, in rank
@@ -23,7 +27,9 @@ that score plus these.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from operator import itemgetter
 from typing import Any
 
@@ -43,6 +49,38 @@ class Ranked:
     scores: np.ndarray  # score of every candidate
     lines: dict[int, str]  # rendered line of every candidate in order or ties
     info: dict[int, tuple]  # position -> (row, head, relation, tail, year, score, line)
+
+
+#: Questions ranked together by :meth:`Ranker.rank_items_many` (a shard's worth, SPEC §2.5).
+RANK_BATCH = 250
+
+
+@dataclass(frozen=True)
+class Cut:
+    """What :meth:`Ranker._cut` keeps of a batch of questions' pools (SPEC §2.5).
+
+    Attributes
+    ----------
+    scores:
+        Score of every candidate, the questions' pools concatenated.
+    kept:
+        Indices into ``scores`` of the candidates that can be returned or tie
+        at the cut-off, in rank order, question after question.
+    bounds:
+        ``n_questions + 1`` offsets: each question's part of ``kept``.
+    columns:
+        ``(row, head, relation, tail, year, score, line)`` lists aligned with ``kept``.
+    runs:
+        ``[lo, hi)`` ranges of ``kept`` holding one question's candidates of
+        one score, still in base order: sorting each by line, descending,
+        gives the rank order (empty without the line tie-break).
+    """
+
+    scores: np.ndarray
+    kept: np.ndarray
+    bounds: list[int]
+    columns: tuple[list, ...]
+    runs: list[tuple[int, int]]
 
 
 class Ranker:
@@ -96,55 +134,66 @@ class Ranker:
         """Rendered evidence line of KG row ``row``."""
         return self._line(int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row]))
 
-    def _ordered(self, query_terms: Any, rows: np.ndarray) -> tuple[list[tuple], np.ndarray]:
-        """The candidates that can be returned or tie at the cut-off, in rank order, and every candidate's score.
+    def _terms(self, query_terms: Any) -> np.ndarray:
+        """Term ids of a query given as text or as term ids (SPEC §2.2)."""
+        if isinstance(query_terms, str):
+            return self.bm25.query_terms(query_terms)
+        return np.asarray(query_terms, dtype=np.int64).reshape(-1)
 
-        Each is ``(position, row, line, score, head, relation, tail, year)``
-        (plain Python values); the first ``k`` are returned, the rest are the
-        cut-off ties.
+    def _cut(self, queries: Sequence[Any], pools: Sequence[np.ndarray]) -> Cut:
+        """The candidates of each question that can be returned or tie at the cut-off, in rank order.
+
+        The questions' pools are scored together (:meth:`BM25.score_many
+        <retriever.bm25.BM25.score_many>`) and one stable sort by question,
+        score descending and base order (pool position, or edge id) puts every
+        question's candidates in rank order but for the line tie-break; only
+        candidates scoring at least the question's k-th largest score can be
+        returned or tie at the cut-off (SPEC §2.5), so only they are rendered
+        and, among equal scores, sorted by line.
         """
-        n = len(rows)
-        bm25 = self.bm25
-        terms = bm25.query_terms(query_terms) if isinstance(query_terms, str) else np.asarray(query_terms, dtype=np.int64)
-        scores = bm25.score_groups(terms.reshape(-1), bm25.doc_group[rows])
-        k = self.k
-        if n > k:
-            threshold = np.partition(scores, n - k)[n - k]  # the k-th largest score
-            pos = (scores >= threshold).nonzero()[0]
-            sel = rows[pos]
-            pos_list = pos.tolist()
-            sel_scores = scores[pos].tolist()
-        else:
-            sel = rows
-            pos_list = list(range(n))
-            sel_scores = scores.tolist()
-        # one vectorized gather per column, then plain Python values
-        heads, rels, tails, years = (self.head[sel].tolist(), self.relation[sel].tolist(),
-                                     self.tail[sel].tolist(), self.year[sel].tolist())
+        bm25, k = self.bm25, self.k
+        sizes = np.fromiter(map(len, pools), dtype=np.int64, count=len(pools))
+        starts = np.zeros(len(pools) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        rows = np.concatenate(pools).astype(np.int64, copy=False) if len(pools) else np.zeros(0, dtype=np.int64)
+        owner = np.repeat(np.arange(len(pools), dtype=np.int64), sizes)
+        scores = bm25.score_many([self._terms(q) for q in queries], owner, bm25.doc_group[rows])
+        keys = (-scores, owner) if not self.by_edge_id else (rows, -scores, owner)
+        order = np.lexsort(keys)  # stable: equal keys keep pool order
+        # each question's k-th largest score (-inf when it has at most k candidates), and what reaches it
+        threshold = np.full(len(pools), -np.inf)
+        full = np.flatnonzero(sizes > k)
+        threshold[full] = scores[order[starts[full] + k - 1]]
+        kept = order[scores[order] >= threshold[owner[order]]]
+        bounds = np.zeros(len(pools) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner[kept], minlength=len(pools)), out=bounds[1:])
+        sel = rows[kept]
+        heads, rels, tails, years = (self.head[sel].tolist(), self.relation[sel].tolist(), self.tail[sel].tolist(),
+                                     self.year[sel].tolist())
+        runs = _tie_runs(scores[kept], owner[kept]) if self.reverse_lex else []
+        return Cut(scores, kept, bounds.tolist(), (sel.tolist(), heads, rels, tails, years,
+                                                           scores[kept].tolist(), self._lines(heads, rels, tails, years)),
+                   runs)
+
+    def _lines(self, heads: list[int], rels: list[int], tails: list[int], years: list[int]) -> list[str]:
+        """Rendered evidence lines of the given columns (plain Python values)."""
         if self._default_template:
             el, rl = self.entity_labels, self.relation_labels
-            lines = [f"{el[h]} | {rl[r]} | {el[t]} | {y}" for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
-        else:
-            lines = [self._line(h, r, t, y) for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
-        # stable sorts from the last key to the first (pool position is the base order)
-        cand = list(zip(pos_list, sel.tolist(), lines, sel_scores, heads, rels, tails, years, strict=True))
-        if self.by_edge_id:
-            cand.sort(key=itemgetter(1))
-        if self.reverse_lex:
-            cand.sort(key=itemgetter(2), reverse=True)
-        cand.sort(key=itemgetter(3), reverse=True)
-        return cand, scores
+            return [f"{el[h]} | {rl[r]} | {el[t]} | {y}" for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
+        return [self._line(h, r, t, y) for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
 
     def rank(self, query_terms: Any, rows: np.ndarray) -> Ranked:
         """Rank candidate ``rows`` (pool order) for the query terms."""
         if len(rows) == 0:
             empty = np.zeros(0, dtype=np.int64)
             return Ranked(empty, empty, np.zeros(0), {}, {})
-        cand, scores = self._ordered(query_terms, rows)
-        ranked = [c[0] for c in cand]
+        cut = self._cut([query_terms], [np.asarray(rows, dtype=np.int64)])
         k = self.k
-        return Ranked(np.asarray(ranked[:k], dtype=np.int64), np.asarray(ranked[k:], dtype=np.int64), scores,
-                      {c[0]: c[2] for c in cand}, {p: (row, h, r, t, y, sc, line) for p, row, line, sc, h, r, t, y in cand})
+        cand = list(zip(cut.kept.tolist(), *cut.columns, strict=True))
+        _sort_runs(cand, cut.runs, itemgetter(7))
+        ranked = [c[0] for c in cand]
+        return Ranked(np.asarray(ranked[:k], dtype=np.int64), np.asarray(ranked[k:], dtype=np.int64), cut.scores,
+                      {c[0]: c[7] for c in cand}, {c[0]: c[1:] for c in cand})
 
     def items(self, ranked: Ranked) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Evidence items and ``cutoff_ties`` items (SPEC §6.1) of a ranking."""
@@ -154,12 +203,26 @@ class Ranker:
 
     def rank_items(self, query_terms: Any, rows: np.ndarray) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """``items(rank(query_terms, rows))`` without the intermediate :class:`Ranked`."""
-        if len(rows) == 0:
-            return [], []
-        cand, _ = self._ordered(query_terms, rows)
+        return self.rank_items_many([query_terms], [rows])[0]
+
+    def rank_items_many(self, queries: Sequence[Any], pools: Sequence[np.ndarray]
+                        ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+        """:meth:`rank_items` of each ``(query, pool)``, the questions ranked together.
+
+        Batches of :data:`RANK_BATCH` questions bound the memory of the
+        joint scoring; the result does not depend on the batching.
+        """
+        out: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
         k = self.k
-        return (self._items((row, h, r, t, y, sc, line) for _p, row, line, sc, h, r, t, y in cand[:k]),
-                self._items((row, h, r, t, y, sc, line) for _p, row, line, sc, h, r, t, y in cand[k:]))
+        for lo in range(0, len(pools), RANK_BATCH):
+            batch = [np.asarray(rows, dtype=np.int64).reshape(-1) for rows in pools[lo : lo + RANK_BATCH]]
+            cut = self._cut(queries[lo : lo + RANK_BATCH], batch)
+            rows, heads, rels, tails, years, scores, lines = cut.columns
+            items = self._items(zip(rows, heads, rels, tails, years, scores, lines, strict=True))
+            _sort_runs(items, cut.runs, itemgetter("line"))
+            for a, b in pairwise(cut.bounds):
+                out.append((items[a : min(a + k, b)], items[min(a + k, b) : b]))
+        return out
 
     def _items(self, infos: Any) -> list[dict[str, Any]]:
         """The dicts of :meth:`_item` for ``(row, head, relation, tail, year, score, line)`` tuples, inlined."""
@@ -179,3 +242,22 @@ class Ranker:
         """One evidence item of a run record (SPEC §6.1)."""
         h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
         return self._item(row, h, r, t, y, float(score), line)
+
+
+def _tie_runs(scores: np.ndarray, owner: np.ndarray) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of two or more neighbours with equal ``(owner, score)`` (ties of SPEC §2.5)."""
+    tied = np.zeros(len(scores) + 1, dtype=np.int8)  # tied[i]: candidate i - 1 ties candidate i
+    np.logical_and(scores[1:] == scores[:-1], owner[1:] == owner[:-1], out=tied[1:-1].view(bool))
+    edges = np.flatnonzero(np.diff(tied)).tolist()  # a run starts where a tie starts, ends where it stops
+    return list(zip(edges[::2], [hi + 1 for hi in edges[1::2]], strict=True))
+
+
+def _sort_runs(seq: list, runs: list[tuple[int, int]], line: Any) -> None:
+    """Sort each run of ``seq`` by ``line(item)``, descending, in place.
+
+    ``sorted(..., reverse=True)`` is stable: identical lines keep their base
+    order (SPEC §2.5: the line that sorts last comes first; homonyms keep pool
+    order).
+    """
+    for lo, hi in runs:
+        seq[lo:hi] = sorted(seq[lo:hi], key=line, reverse=True)

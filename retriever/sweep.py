@@ -119,7 +119,8 @@ def sweep_runs(
         digest, pools = pools_of[key]
         ranking = (digest, tuple((k, repr(v)) for k, v in config.to_dict().items() if k in RANKING_KEYS))
         if ranking not in ranked:
-            ranked[ranking] = {str(q["id"]): retriever.rank(q, pool)[0] for q, pool in zip(questions, pools, strict=True)}
+            ranked[ranking] = {str(q["id"]): evidence for q, (evidence, _ties) in zip(
+                questions, retriever.rank_many(questions, pools), strict=True)}
         yield changes, ranked[ranking]
 
 

@@ -1,0 +1,117 @@
+"""SPEC §2.2 and §2.5 for many questions at once: batched scoring and ranking equal question-by-question ones.
+
+:meth:`BM25.score_many` scores a shard's ``(question, candidate)`` pairs in one
+pass and :meth:`Ranker.rank_items_many` ranks the shard's questions together;
+both must give, bit for bit and item for item, what one question alone gets
+(and what a plain Python ranking of SPEC §2.5 gets): ties at the cut-off,
+empty pools, queries with no term in the vocabulary or with repeated terms, a
+batch of one and batches split by :data:`retriever.ranking.RANK_BATCH`.
+"""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retriever import ranking
+from retriever.bm25 import BM25
+from retriever.kg import KG
+from retriever.ranking import Ranker
+
+# few words, short labels: many equal documents and equal scores, hence ties at every cut-off
+WORDS = ["river", "city", "of", "the", "born", "Paris", "école", "x"]
+TEMPLATE = "{r_id}:{s_id}>{o_id} ({t}) {s}"
+
+
+def make_index(seed: int, n_rows: int = 40, n_ent: int = 9, n_rel: int = 4) -> SimpleNamespace:
+    rng = random.Random(seed)
+    ent_labels = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 3))) for _ in range(n_ent)]
+    rel_labels = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 2))) for _ in range(n_rel)]
+    head = np.array([rng.randrange(n_ent) for _ in range(n_rows)], dtype=np.int32)
+    tail = np.array([rng.randrange(n_ent) for _ in range(n_rows)], dtype=np.int32)
+    rel = np.array([rng.randrange(n_rel) for _ in range(n_rows)], dtype=np.int32)
+    year = np.array([2000 + rng.randrange(3) for _ in range(n_rows)], dtype=np.int64)
+    kg = KG(head, tail, rel, year, [f"Q{i}" for i in range(n_ent)], [f"P{i}" for i in range(n_rel)])
+    return SimpleNamespace(kg=kg, entity_labels=ent_labels, relation_labels=rel_labels,
+                           bm25=BM25.build(kg, ent_labels, rel_labels))
+
+
+def bits(values) -> list[int]:
+    return np.asarray(values, dtype=np.float64).view(np.int64).tolist()
+
+
+def plain_ranking(ranker: Ranker, terms: np.ndarray, rows: np.ndarray) -> tuple[list, list]:
+    """SPEC §2.5 spelled out: every candidate scored and rendered, three stable sorts, cut at k with its ties."""
+    scores = [float(ranker.bm25.score_groups(terms, ranker.bm25.doc_group[[row]])[0]) for row in rows.tolist()]
+    cand = [(pos, row, ranker.line(row), score) for pos, (row, score) in enumerate(zip(rows.tolist(), scores,
+                                                                                       strict=True))]
+    if ranker.by_edge_id:
+        cand.sort(key=lambda c: c[1])
+    if ranker.reverse_lex:
+        cand.sort(key=lambda c: c[2], reverse=True)
+    cand.sort(key=lambda c: c[3], reverse=True)
+    k = ranker.k
+    cut = [c for c in cand if len(cand) <= k or c[3] >= cand[k - 1][3]]
+    items = [ranker.item(row, score, line) for _pos, row, line, score in cut]
+    return items[:k], items[k:]
+
+
+queries = st.lists(st.one_of(
+    st.lists(st.sampled_from(WORDS + ["zzz", "PARIS", "2001"]), max_size=6).map(" ".join),
+    st.just(""), st.just("zzz nothing"),
+), min_size=1, max_size=7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 5), texts=queries, data=st.data())
+def test_score_many_equals_one_query_at_a_time(seed, texts, data) -> None:
+    bm25 = make_index(seed).bm25
+    terms = [bm25.query_terms(t) for t in texts]
+    # caller-given term lists may repeat a term: it is added once per occurrence
+    terms += [np.asarray(data.draw(st.lists(st.integers(0, bm25.vocab_size - 1), max_size=5)), dtype=np.int64)]
+    owner = np.asarray(data.draw(st.lists(st.integers(0, len(terms) - 1), max_size=60)), dtype=np.int64)
+    groups = np.asarray(data.draw(st.lists(st.integers(0, bm25.group_len.shape[0] - 1), min_size=len(owner),
+                                           max_size=len(owner))), dtype=np.int64)
+    together = bm25.score_many(terms, owner, groups)
+    for q, query in enumerate(terms):
+        alone = [float(np.add.accumulate(np.array([0.0] + [bm25.score_groups(np.array([t]), groups[[i]])[0]
+                                                           for t in query.tolist()]))[-1])
+                 for i in np.flatnonzero(owner == q).tolist()]
+        assert bits(together[owner == q]) == bits(alone)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 5), texts=queries, k=st.integers(1, 6), tie_break=st.sampled_from(["reverse_lex", "pool_order"]),
+       homonym_order=st.sampled_from(["pool", "edge_id"]), template=st.booleans(), batch=st.integers(1, 4),
+       data=st.data())
+def test_rank_items_many_equals_question_by_question(seed, texts, k, tie_break, homonym_order, template, batch,
+                                                     data) -> None:
+    index = make_index(seed)
+    kwargs = {"line_template": TEMPLATE} if template else {}
+    ranker = Ranker(index, k=k, tie_break=tie_break, homonym_order=homonym_order, **kwargs)
+    n_rows = index.kg.head.shape[0]
+    pools = [np.asarray(data.draw(st.lists(st.integers(0, n_rows - 1), unique=True, max_size=15)), dtype=np.int64)
+             for _ in texts]  # empty pools included
+    terms = [index.bm25.query_terms(t) for t in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranking, "RANK_BATCH", batch)  # batches of 1 to 4 questions
+        together = ranker.rank_items_many(terms, pools)
+    assert together == [ranker.rank_items(t, p) for t, p in zip(terms, pools, strict=True)]
+    assert together == [plain_ranking(ranker, t, p) if len(p) else ([], []) for t, p in zip(terms, pools,
+                                                                                            strict=True)]
+
+
+def test_rank_agrees_with_rank_items() -> None:
+    index = make_index(3)
+    ranker = Ranker(index, k=3)
+    terms = index.bm25.query_terms("river of the city")
+    rows = np.arange(index.kg.head.shape[0], dtype=np.int64)[::-1]
+    ranked = ranker.rank(terms, rows)
+    assert ranker.items(ranked) == ranker.rank_items(terms, rows) == plain_ranking(ranker, terms, rows)
+    assert bits(ranked.scores) == bits(index.bm25.score_groups(terms, index.bm25.doc_group[rows]))
+
