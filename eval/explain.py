@@ -147,6 +147,7 @@ class Explanation:
     anchor: int | None
     gold_subject: int | None
     read: QuestionRead  # the record's evidence matched to the gold (SPEC §3.1), as the scorer reads it
+    resolved: bool = False  # anchor and gold_subject were looked up (only when a hop got past the evidence)
 
     @property
     def stages(self) -> list[str]:
@@ -377,6 +378,7 @@ class Explainer:
         explanation.anchor = anchor
         gold = self.gold_subject(question)
         explanation.gold_subject = gold
+        explanation.resolved = True
         pools = _Pools(self.retriever, anchor, tq, self.pool_summary(question, anchor), self.shared, question)
         for i in pending:
             hop = hops[i]
@@ -384,17 +386,19 @@ class Explainer:
             rows = kept_for(self.shared, ("valid_rows", question.get("id"), hop.space, hop.key), question,
                             lambda hop=hop: self.valid_rows(hop, tq))
             hop.valid_rows = rows
+            # the rows' endpoints, read by both uncapped pools' tests
+            ends = np.concatenate((self.head[rows], self.tail[rows])) if len(rows) else _EMPTY
             if facts:
-                hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, self.head, self.tail, len(hops)))
+                hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, ends, self.head, self.tail, len(hops)))
             if hop.stage:
                 continue
             if anchor is None:
                 hop.stage = "no_anchor"
             elif not len(rows):
                 hop.stage = "not_in_kg"
-            elif not pools.in_uncapped(rows, self.head, self.tail, filtered=None):
+            elif not pools.in_uncapped(ends, filtered=None):
                 # not in the uncapped pool with the run's filter: is it even in the unfiltered one?
-                if not pools.in_uncapped(rows, self.head, self.tail, filtered=False):
+                if not pools.in_uncapped(ends, filtered=False):
                     if anchor != gold:
                         hop.stage = "wrong_anchor"
                     elif pools.in_deeper(rows, self.head, self.tail, len(hops)):
@@ -438,16 +442,16 @@ class _Pools:
                 lambda: self.retriever.reach(self.anchor, self.t_query, temporal_filter=key))
         return self._reach[key]
 
-    def in_uncapped(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, filtered: bool | None) -> bool:
+    def in_uncapped(self, ends: np.ndarray, filtered: bool | None) -> bool:
         """Whether a valid row is in BFS(anchor, hops, no caps, filter): an endpoint within ``hops - 1`` steps.
 
-        Valid rows pass the temporal filter by definition (SPEC §2.4), so only
-        the reach of the BFS matters.
+        ``ends``: the valid rows' heads and tails. Valid rows pass the
+        temporal filter by definition (SPEC §2.4), so only the reach of the
+        BFS matters.
         """
-        if self.anchor is None or not len(rows):
+        if self.anchor is None or not len(ends):
             return False
-        nodes = self.reach(filtered)
-        return bool(in_sorted(head[rows], nodes).any() or in_sorted(tail[rows], nodes).any())
+        return bool(in_sorted(ends, self.reach(filtered)).any())
 
     def run_pool(self) -> np.ndarray:
         if self._run is None:
@@ -480,11 +484,12 @@ class _Pools:
             return False
         return bool(in_sorted(rows, self.run_pool()).any())
 
-    def facts(self, rows: np.ndarray, head: np.ndarray, tail: np.ndarray, depth: int) -> dict[str, bool]:
+    def facts(self, rows: np.ndarray, ends: np.ndarray, head: np.ndarray, tail: np.ndarray,
+              depth: int) -> dict[str, bool]:
         return {
-            "in_uncapped_unfiltered_pool": self.in_uncapped(rows, head, tail, filtered=False),
+            "in_uncapped_unfiltered_pool": self.in_uncapped(ends, filtered=False),
             "in_deeper_unfiltered_pool": self.in_deeper(rows, head, tail, depth),
-            "in_uncapped_pool": self.in_uncapped(rows, head, tail, filtered=None),
+            "in_uncapped_pool": self.in_uncapped(ends, filtered=None),
             "in_run_pool": self.in_run_pool(rows),
         }
 

@@ -48,6 +48,7 @@ _TE = itemgetter("t_end")
 _NUMBER_TYPES = frozenset((int, float))
 _FLOAT_ONLY = frozenset((float,))
 _STR_ONLY = frozenset((str,))
+_DICT_ONLY = frozenset((dict,))
 
 
 class Item(NamedTuple):
@@ -308,11 +309,15 @@ def read_items(items: Any, kind: str, where: str, spaces: set[str], key: str) ->
             srots = list(map(getter, items))
             ts = list(map(_TS, items))
             te = list(map(_TE, items))
-            plain = set(map(type, ts)) <= _NUMBER_TYPES and set(map(type, te)) <= _NUMBER_TYPES
-            if plain:
-                ts = list(map(float, ts))
-                te = list(map(float, te))
-                scores = read_scores([it.get("score") for it in items])
+            kinds = set(map(type, ts)) | set(map(type, te))
+            if kinds <= _NUMBER_TYPES:
+                if not kinds <= _FLOAT_ONLY:
+                    ts = list(map(float, ts))
+                    te = list(map(float, te))
+                if set(map(type, items)) <= _DICT_ONLY:
+                    scores = read_scores(list(map(dict.get, items, repeat("score"))))
+                else:
+                    scores = read_scores([it.get("score") for it in items])
                 if set(map(type, chain.from_iterable(srots))) <= _STR_ONLY:
                     return RawItems([space] * len(items), srots, ts, te, scores)
         except (KeyError, TypeError, IndexError, OverflowError, AttributeError):

@@ -10,6 +10,8 @@ cut-off tie group.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import compress
+from operator import or_
 from typing import Any, NamedTuple
 
 from eval.explain import Explainer, Explanation
@@ -30,7 +32,8 @@ def item_line(item: Mapping[str, Any]) -> str:
     return " | ".join(str(item.get(k, "")) for k in names) + f" | {t}"
 
 
-def _triple_view(t: GoldTriple) -> dict[str, Any]:
+def triple_view(t: GoldTriple) -> dict[str, Any]:
+    """A gold triple as shown: its labels and ids (``None`` where it lacks a space) and its time span."""
     labels = t.keys.get("label")
     ids = t.keys.get("id")
     return {
@@ -44,12 +47,16 @@ def _triple_view(t: GoldTriple) -> dict[str, Any]:
 
 #: The fields of an evidence or cut-off tie row of :func:`question_detail`, in order.
 EVIDENCE_FIELDS = ("rank", "mark", "hop", "score", "line", "tie_group")
-_ALL = object()  # every item is in the tie group (the cut-off ties)
+#: An item's mark, by its code (:meth:`ItemSource.marked`).
+MARKS = ("", "gold", "stale", "dist")
+_NONE, _GOLD, _STALE, _DIST = range(len(MARKS))
+_UNMARKED = (_NONE, None)
+#: The tie group of the cut-off ties: every item is in it.
+ALL = object()
 
 
 def question_detail(explainer: Explainer, question: Mapping[str, Any], record: Mapping[str, Any],
-                    facts: bool = True, shared: dict[Any, Any] | None = None,
-                    item_rows: bool = False) -> dict[str, Any]:
+                    facts: bool = True, shared: dict[Any, Any] | None = None) -> dict[str, Any]:
     """Everything ``tempbench show`` prints about one question of a run, as plain data.
 
     Parameters
@@ -65,10 +72,8 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         rows, the three pools).
     shared:
         A cache, kept by the caller across configurations, of what depends on
-        the question alone (the ``S_stale``/``S_dist`` replacements).
-    item_rows:
-        Evidence and cut-off ties as tuples in :data:`EVIDENCE_FIELDS` order
-        instead of dicts (the browser's many rows).
+        the question alone (the ``S_stale``/``S_dist`` replacements, what the
+        evidence marks are decided on).
 
     Returns
     -------
@@ -86,15 +91,12 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
 
     hops = []
     for hop in ex.hops:
-        hops.append({"hop": len(hops) + 1, "position": hop.position, "space": hop.space, **_triple_view(hop.triple),
+        hops.append({"hop": len(hops) + 1, "position": hop.position, "space": hop.space, **triple_view(hop.triple),
                      "stage": hop.stage, **hop.facts})
 
-    _, replacements, negatives = question_negatives(question, read.gold, shared)
-    anchor_idx = explainer.run_anchor(question, record)
-    rows_evidence, rows_ties = _evidence_rows(ex, record, negatives)
-    if not item_rows:
-        rows_evidence = [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in rows_evidence]
-        rows_ties = [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in rows_ties]
+    _, replacements, _ = question_negatives(question, read.gold, shared)
+    anchor_idx, gold_idx = run_anchors(explainer, ex, question, record)
+    evidence, ties = evidence_sources(ex, question, record, shared)
 
     return {
         "id": question.get("id"),
@@ -109,22 +111,36 @@ def question_detail(explainer: Explainer, question: Mapping[str, Any], record: M
         "stages": ex.stages,
         "hops": hops,
         "replacements": replacements,
-        "anchor": _anchor_view(explainer, question, record, anchor_idx, read.gold),
-        "pool": _pool_view(explainer, question, anchor_idx, read.tq),
-        "evidence": rows_evidence,
-        "cutoff_ties": rows_ties,
+        "anchor": anchor_view(explainer, record, anchor_idx, gold_idx, read.gold),
+        "pool": pool_view(explainer, question, anchor_idx, read.tq),
+        "evidence": [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in evidence.rows()],
+        "cutoff_ties": [dict(zip(EVIDENCE_FIELDS, row, strict=True)) for row in ties.rows()],
     }
 
 
-def _anchor_view(explainer: Explainer, question: Mapping[str, Any], record: Mapping[str, Any],
-                 anchor_idx: int | None, gold: list[GoldTriple]) -> dict[str, Any]:
-    """The run's anchor (as recorded, else recomputed) against the gold subject (SPEC §2.3)."""
+def run_anchors(explainer: Explainer, ex: Explanation, question: Mapping[str, Any],
+                record: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """The run's anchor and the gold subject (KG entities or ``None``), as the explanation ``ex`` found them.
+
+    The attribution looked both up unless every hop was in the evidence
+    (SPEC §7); only then are they looked up here.
+    """
+    if ex.resolved:
+        return ex.anchor, ex.gold_subject
+    return explainer.run_anchor(question, record), explainer.gold_subject(question)
+
+
+def anchor_view(explainer: Explainer, record: Mapping[str, Any], anchor_idx: int | None, gold_idx: int | None,
+                 gold: list[GoldTriple]) -> dict[str, Any]:
+    """The run's anchor (as recorded, else recomputed) against the gold subject (SPEC §2.3).
+
+    ``anchor_idx``, ``gold_idx``: as :func:`run_anchors` gives them; ``gold``: the parsed ``S_star``.
+    """
     kg = explainer.index.kg
     labels = explainer.index.entity_labels
     anchor_rec = record.get("anchor") if isinstance(record.get("anchor"), Mapping) else None
-    gold_idx = explainer.gold_subject(question)
     first = gold[0] if gold else None
-    gold_view = _triple_view(first) if first is not None else {}
+    gold_view = triple_view(first) if first is not None else {}
     return {
         "rule": explainer.config.anchor,
         "source": (anchor_rec or {}).get("source", "recomputed"),
@@ -137,7 +153,7 @@ def _anchor_view(explainer: Explainer, question: Mapping[str, Any], record: Mapp
     }
 
 
-def _pool_view(explainer: Explainer, question: Mapping[str, Any], anchor_idx: int | None,
+def pool_view(explainer: Explainer, question: Mapping[str, Any], anchor_idx: int | None,
                tq: Any) -> dict[str, Any]:
     """The BFS pool from the run's anchor per hop: rows taken, caps, eligible rows, caps hit (SPEC §2.4)."""
     cfg = explainer.config
@@ -154,62 +170,111 @@ def _pool_view(explainer: Explainer, question: Mapping[str, Any], anchor_idx: in
     }
 
 
-def _evidence_rows(ex: Explanation, record: Mapping[str, Any], negatives: Mapping[str, list[GoldTriple]]
-                   ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The ranked evidence and the cut-off ties as :data:`EVIDENCE_FIELDS` tuples.
+def evidence_sources(ex: Explanation, question: Mapping[str, Any], record: Mapping[str, Any],
+                     shared: dict[Any, Any] | None = None) -> tuple[ItemSource, ItemSource]:
+    """The ranked evidence and the cut-off ties of a question's run record, as :class:`ItemSource` s.
 
     ``ex``: the question's explanation (:meth:`eval.explain.Explainer.explain`).
     The tie group of the evidence is the items scoring as the k-th when the
-    run records cut-off ties; every cut-off tie is in it.
+    run records cut-off ties; every cut-off tie is in it. What the marks are
+    decided on depends on the question alone: kept in ``shared`` for every
+    configuration.
     """
     read = ex.read
     evidence = record.get("evidence") or []
     ties = record.get("cutoff_ties") or []
     kth = evidence[-1].get("score") if evidence and ties else None
-    marks = _MarkSets(read.tq, {(space, srot) for t in negatives["S_dist"] for space, srot in t.keys.items()},
-                      {t.five(space) for t in negatives["S_stale"] for space in t.keys})
-    hop_of: dict[tuple[str, Any], int] = {}
-    for k, h in enumerate(ex.hops):
-        for space, srot in h.triple.keys.items():
-            hop_of.setdefault((space, srot), k + 1)
-    return (_item_view(evidence, read.items, read.items_cls, 1, kth, marks, hop_of),
-            _item_view(ties, read.extra, read.extra_cls, len(evidence) + 1, _ALL, marks, hop_of))
+    marks = kept_for(shared, ("evidence_marks", question.get("id")), question,
+                     lambda: _mark_sets(ex, question_negatives(question, read.gold, shared)[2]))
+    return (ItemSource(evidence, read.items, read.items_cls, 1, kth, marks),
+            ItemSource(ties, read.extra, read.extra_cls, len(evidence) + 1, ALL, marks))
 
 
 class _MarkSets(NamedTuple):
-    """What an evidence item's mark is decided on: ``t_query``, the ``S_dist`` keys, the ``S_stale`` 5-tuples."""
+    """What an evidence item's mark and hop are decided on (:meth:`ItemSource.marked`).
+
+    ``t_query``; the ``S_dist`` keys; the ``S_stale`` 5-tuples; the gold hop
+    (1-based) of each key of a hop's triple; ``special``: every ``(s, r, o)``
+    among these, in any space (an item whose ``(s, r, o)`` is not there has
+    no mark and no hop).
+    """
 
     tq: Any
     dist_keys: set[tuple[str, Any]]
     stale_five: set[tuple[Any, ...]]
+    hop_of: dict[tuple[str, Any], int]
+    special: set[tuple[Any, Any, Any]]
 
 
-def _item_view(items: Sequence[Mapping[str, Any]], raw: RawItems, classes: Sequence[int], start: int,
-               group_score: Any, marks: _MarkSets, hop_of: Mapping[tuple[str, Any], int]) -> list[tuple[Any, ...]]:
-    """One tuple per item, fields as :data:`EVIDENCE_FIELDS`; ``group_score``: the tie group's score, or ``_ALL``.
+def _mark_sets(ex: Explanation, negatives: Mapping[str, list[GoldTriple]]) -> _MarkSets:
+    dist_keys = {(space, srot) for t in negatives["S_dist"] for space, srot in t.keys.items()}
+    stale_five = {t.five(space) for t in negatives["S_stale"] for space in t.keys}
+    hop_of: dict[tuple[str, Any], int] = {}
+    for k, h in enumerate(ex.hops):
+        for space, srot in h.triple.keys.items():
+            hop_of.setdefault((space, srot), k + 1)
+    special = {five[:3] for five in stale_five}
+    special.update(srot for _, srot in dist_keys)
+    special.update(srot for _, srot in hop_of)
+    return _MarkSets(ex.read.tq, dist_keys, stale_five, hop_of, special)
 
-    The mark: ``gold`` for a gold triple valid at ``t_query``, ``stale`` for one
-    at an invalid time or an ``S_stale`` replacement, ``dist`` for an ``S_dist``
-    replacement, else none.
+
+class ItemSource(NamedTuple):
+    """The evidence (or the cut-off ties) of one question as read, from which its rows are made.
+
+    ``group_score``: the tie group's score, or :data:`ALL`; ``start``: the rank
+    of the first item. :meth:`rows` gives the :data:`EVIDENCE_FIELDS` tuples;
+    the browser writes its own rows from :meth:`marked`, column by column
+    (:mod:`eval.report.browser`).
     """
-    tq, dist_keys, stale_five = marks
-    out = []
-    for j, (item, space, srot, ts, te, cls) in enumerate(zip(items, raw.spaces, raw.srots, raw.t_start, raw.t_end,
-                                                               classes, strict=True)):
-        key = (space, srot)
-        if cls >= 0:
-            mark = "gold" if valid_at(ts, te, tq) else "stale"
-        elif (*srot, ts, te) in stale_five:
-            mark = "stale"
-        elif key in dist_keys:
-            mark = "dist"
-        else:
-            mark = ""
-        score = item.get("score")
-        line = item.get("line")
-        out.append((start + j, mark, hop_of.get(key), score, line if type(line) is str else item_line(item),
-                    group_score is _ALL or (group_score is not None and score == group_score)))
-    return out
+
+    items: Sequence[Mapping[str, Any]]
+    raw: RawItems
+    classes: Sequence[int]
+    start: int
+    group_score: Any
+    marks: _MarkSets
+
+    def marked(self) -> dict[int, tuple[int, int | None]]:
+        """The items with a mark or a hop: position -> (mark, an index into :data:`MARKS`; hop, ``None`` when none).
+
+        The mark: ``gold`` for a gold triple valid at ``t_query``, ``stale``
+        for one at an invalid time or an ``S_stale`` replacement, ``dist`` for
+        an ``S_dist`` replacement, else none. An item that matches no gold
+        class and whose ``(s, r, o)`` is no hop's and no replacement's has
+        neither: most items, passed over by set look-ups in C loops.
+        """
+        raw, classes = self.raw, self.classes
+        tq, dist_keys, stale_five, hop_of, special = self.marks
+        candidates = map(or_, map(special.__contains__, raw.srots), map(_NONE.__le__, classes))
+        out: dict[int, tuple[int, int | None]] = {}
+        for j in compress(range(len(classes)), candidates):
+            space, srot, ts, te = raw.spaces[j], raw.srots[j], raw.t_start[j], raw.t_end[j]
+            if classes[j] >= 0:
+                mark = _GOLD if valid_at(ts, te, tq) else _STALE
+            elif (*srot, ts, te) in stale_five:
+                mark = _STALE
+            elif (space, srot) in dist_keys:
+                mark = _DIST
+            else:
+                mark = _NONE
+            hop = hop_of.get((space, srot))
+            if mark != _NONE or hop is not None:
+                out[j] = (mark, hop)
+        return out
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """One tuple per item, fields as :data:`EVIDENCE_FIELDS`."""
+        marked = self.marked()
+        group = self.group_score
+        out = []
+        for j, item in enumerate(self.items):
+            mark, hop = marked.get(j, _UNMARKED)
+            score = item.get("score")
+            line = item.get("line")
+            out.append((self.start + j, MARKS[mark], hop, score, line if type(line) is str else item_line(item),
+                        group is ALL or (group is not None and score == group)))
+        return out
 
 
 def question_negatives(question: Mapping[str, Any], gold: list[GoldTriple] | None = None,
@@ -233,8 +298,8 @@ def _replacements(question: Mapping[str, Any], gold: list[GoldTriple], shared: d
     for variant in ("S_stale", "S_dist"):
         gone, new = differing_kept(question, variant, shared, star=gold)
         negatives[variant] = new
-        replacements[variant] = [{"replaced": _triple_view(g) if g is not None else None,
-                                  "replacement": _triple_view(n) if n is not None else None}
+        replacements[variant] = [{"replaced": triple_view(g) if g is not None else None,
+                                  "replacement": triple_view(n) if n is not None else None}
                                  for g, n in _pairs(gone, new)]
     return replacements, negatives
 

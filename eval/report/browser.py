@@ -19,17 +19,31 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from itertools import count, islice, repeat
+from operator import eq
+from typing import Any, NamedTuple
 
-from eval.explain import STAGE_HELP, STAGES, Explainer
-from eval.question_detail import question_detail
+import numpy as np
+
+from eval.explain import STAGE_HELP, STAGES, Explainer, Explanation
+from eval.question_detail import (
+    ALL,
+    MARKS,
+    ItemSource,
+    anchor_view,
+    evidence_sources,
+    item_line,
+    pool_view,
+    question_negatives,
+    run_anchors,
+    triple_view,
+)
 from eval.report.tables import ordered
 from tempbench_core.jsonl import dumps_json, dumps_strict_bytes
 from tempbench_core.schema import format_year
 
-#: Evidence marks of ``tempbench show``, by their code in the blob.
-MARKS = ("", "gold", "stale", "dist")
-_MARK_CODE = {mark: i for i, mark in enumerate(MARKS)}
+#: A stage's code in the blob: its index in ``stages``.
+_STAGE_CODE = {stage: i for i, stage in enumerate(STAGES)}
 
 
 def _triple_text(t: Mapping[str, Any] | None) -> str:
@@ -49,17 +63,86 @@ class _Strings(dict):
         return self.setdefault(text, len(self))
 
 
-def _item_rows(rows: Sequence[tuple[Any, ...]], strings: _Strings) -> list[list[Any]]:
-    """``[line number, score, code]`` per evidence row (:data:`~eval.question_detail.EVIDENCE_FIELDS` order).
+class _ItemColumns(NamedTuple):
+    """One question's evidence (or cut-off ties) in the blob, column by column, its scores not yet rounded."""
 
-    The score is shown with 4 decimals (the tie group was decided on the exact
-    scores); the code is ``mark + 4 * tie group + 8 * hop`` (mark by its index
-    in :data:`MARKS`, hop 0 when none).
+    lines: list[int]
+    scores: list[Any]
+    codes: list[int]
+
+
+def _item_columns(source: ItemSource, strings: _Strings) -> _ItemColumns:
+    """Line numbers, exact scores and codes of the evidence rows (the module docstring's blob format).
+
+    The code is ``mark + 4 * tie group + 8 * hop`` (mark by its index in
+    :data:`MARKS`, hop 0 when none), as
+    :meth:`~eval.question_detail.ItemSource.rows` gives them; the lines enter
+    the string table in item order. Made by whole columns (C loops), then the
+    few marked items patched.
     """
-    add = strings.setdefault
-    return [[add(line, len(strings)), None if score is None else round(float(score), 4),
-             _MARK_CODE[mark] + 4 * bool(tie) + 8 * (hop or 0)]
-            for _, mark, hop, score, line, tie in rows]
+    items = source.items
+    if set(map(type, items)) <= _DICT_ONLY:
+        scores = list(map(dict.get, items, repeat("score")))
+        lines = list(map(dict.get, items, repeat("line")))
+    else:
+        scores = [item.get("score") for item in items]
+        lines = [item.get("line") for item in items]
+    if not set(map(type, lines)) <= _STR_ONLY:
+        lines = [line if type(line) is str else item_line(item) for item, line in zip(items, lines, strict=True)]
+    strings.update(zip([line for line in dict.fromkeys(lines) if line not in strings], count(len(strings))))
+    group = source.group_score
+    if group is ALL:
+        codes = [4] * len(items)
+    elif group is None:
+        codes = [0] * len(items)
+    else:
+        codes = [4 * bool(tie) for tie in map(eq, scores, repeat(group))]
+    for j, (mark, hop) in source.marked().items():
+        codes[j] += mark + 8 * (hop or 0)
+    return _ItemColumns(list(map(strings.__getitem__, lines)), scores, codes)
+
+
+def _shown_scores(scores: list[Any]) -> list[Any]:
+    """``[None if s is None else round(float(s), 4) for s in scores]``: scores as shown (4 decimals).
+
+    Python's ``round`` converts through decimal text, one score at a time; a
+    part's float scores are rounded together instead (:func:`_round4`).
+    """
+    if not set(map(type, scores)) <= _FLOAT_OR_NONE:
+        return [None if score is None else round(float(score), 4) for score in scores]
+    return _round4(scores)
+
+
+_DICT_ONLY = frozenset((dict,))
+_STR_ONLY = frozenset((str,))
+_FLOAT_OR_NONE = frozenset((float, type(None)))
+#: Where ``x * 1e4`` is within this of a half-integer, :func:`_round4` asks ``round`` itself.
+_TIE_MARGIN = 1e-6
+#: ... and where ``|x * 1e4|`` reaches this (its rounding error could then reach the margin).
+_SCALED_LIMIT = 1e9
+
+
+def _round4(values: list[float | None]) -> list[float | None]:
+    """``[None if v is None else round(v, 4) for v in values]``, the same floats, computed on arrays.
+
+    ``round(v, 4)`` is the float nearest to ``N / 10**4``, ``N`` the integer
+    nearest to the exact ``v * 10**4`` (ties to even). Below
+    :data:`_SCALED_LIMIT` the product ``v * 1e4`` is off the exact one by less
+    than ``2**-23``, so away from a half-integer its ``rint`` is ``N``, and
+    ``N / 1e4`` (both exact, one correctly rounded division) is that nearest
+    float. The few values near a tie, large or not finite (or ``None``) go to
+    ``round``.
+    """
+    x = np.array(values, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = x * 1e4
+        whole = np.rint(scaled)
+        safe = (np.abs(scaled) < _SCALED_LIMIT) & (np.abs(np.abs(scaled - whole) - 0.5) > _TIE_MARGIN)
+    out = (whole / 1e4).tolist()
+    for i in np.flatnonzero(~safe).tolist():
+        value = values[i]
+        out[i] = None if value is None else round(value, 4)
+    return out
 
 
 def browser_data(
@@ -127,8 +210,12 @@ def browser_part(
     makes (:func:`row_sources`). ``span``: only these positions of ``chosen``
     (default: all); the parts of consecutive spans, in order, merge into what
     one part of them all gives. ``shared``: a cache of what does not depend on
-    the configuration, kept by the caller across configurations
-    (:func:`~eval.question_detail.question_detail`).
+    the configuration, kept by the caller across configurations (the
+    replacements and what the evidence marks are decided on:
+    :func:`~eval.question_detail.evidence_sources`).
+
+    It shows what :func:`~eval.question_detail.question_detail` gathers,
+    made from the same views but only those the blob holds.
     """
     strings = _Strings()
     wanted_rows = set(rows_for)
@@ -143,35 +230,55 @@ def browser_part(
     def text(value: Any) -> int | None:
         return None if value is None else strings(str(value))
 
+    # every entry's evidence and ties, made into rows at the end, once the part's scores are rounded together
+    columns: list[tuple[dict[str, Any], str, _ItemColumns]] = []
     for j, q in items:
         record = run.get(q["id"])
         if record is None:
             entries.append(None)
             continue
-        d = question_detail(explainer, q, record, facts=False, shared=shared, item_rows=True)
+        ex = explainer.explain(q, record)
+        read = ex.read
         if j in wanted_rows:
-            qrows.append([j, {
-                "id": str(d["id"]), "split": d["split"], "q": d["question"],
-                "tq": None if d["t_query"] is None else format_year(d["t_query"]),
-                "a": d["answer"] if isinstance(d["answer"], (str, int, float)) else dumps_json(d["answer"], indent=None),
-                "op": d["operator"], "cx": d["complexity"],
-                "hops": [_triple_text(h) for h in d["hops"]],
-                "neg": [[variant, _triple_text(p["replaced"]), _triple_text(p["replacement"])]
-                        for variant, pairs in d["replacements"].items() for p in pairs],
-            }])
-        a, p = d["anchor"], d["pool"]
-        entries.append({
-            "st": [STAGES.index(h["stage"]) for h in d["hops"]],
-            "a": [a["source"], text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"]),
-                  a["hit"], a["in_kg"]],
+            qrows.append([j, _question_row(q, ex, shared)])
+        anchor_idx, gold_idx = run_anchors(explainer, ex, q, record)
+        a = anchor_view(explainer, record, anchor_idx, gold_idx, read.gold)
+        p = pool_view(explainer, q, anchor_idx, read.tq)
+        # strings numbered in order of first use: the anchor's four texts, then the evidence, then the ties
+        anchor = [a["source"], text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"]),
+                  a["hit"], a["in_kg"]]
+        evidence, ties = evidence_sources(ex, q, record, shared)
+        entry: dict[str, Any] = {
+            "st": [_STAGE_CODE[h.stage] for h in ex.hops],
+            "a": anchor,
             "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
             "pr": [p["pool_rows"], p["candidates"]],
-            "ev": _item_rows(d["evidence"], strings),
-            "ti": _item_rows(d["cutoff_ties"], strings),
-        })
+        }
+        columns.append((entry, "ev", _item_columns(evidence, strings)))
+        columns.append((entry, "ti", _item_columns(ties, strings)))
+        entries.append(entry)
         if settings is None:
-            settings = {"rule": a["rule"], "k": d["k"]}
+            settings = {"rule": a["rule"], "k": explainer.config.k}
+    shown = iter(_shown_scores([score for _, _, made in columns for score in made.scores]))
+    for entry, key, made in columns:
+        entry[key] = list(map(list, zip(made.lines, islice(shown, len(made.scores)), made.codes, strict=True)))
     return {"strings": list(strings), "entries": entries, "rows": qrows, "settings": settings}
+
+
+def _question_row(q: Mapping[str, Any], ex: Explanation, shared: dict[Any, Any] | None) -> dict[str, Any]:
+    """A question's row of the blob: what it asks, its gold chain and its ``S_stale``/``S_dist`` replacements."""
+    answer = q.get("answer")
+    t_query = q.get("t_query")
+    _, replacements, _ = question_negatives(q, ex.read.gold, shared)
+    return {
+        "id": str(q.get("id")), "split": q.get("split"), "q": q.get("question"),
+        "tq": None if t_query is None else format_year(t_query),
+        "a": answer if isinstance(answer, (str, int, float)) else dumps_json(answer, indent=None),
+        "op": q.get("operator_type"), "cx": q.get("complexity"),
+        "hops": [_triple_text(triple_view(h.triple)) for h in ex.hops],
+        "neg": [[variant, _triple_text(p["replaced"]), _triple_text(p["replacement"])]
+                for variant, pairs in replacements.items() for p in pairs],
+    }
 
 
 def merge_parts(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
