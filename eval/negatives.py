@@ -31,6 +31,7 @@ run's :class:`~eval.evidence.EvidenceTable`, every item tested at once.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -181,33 +182,59 @@ def _pair_codes(table: EvidenceTable) -> tuple[dict[str, np.ndarray], ...]:
     ``(evaluable[n], hop[n, 2, 3], rep[n, 2, 3], rep_t[n, 2])`` per type: the
     hop's and the replacement's ``(s, r, o)`` codes in each space of
     :data:`~eval.evidence.SPACES` (-1: the triple lacks that space, -2: a value
-    no item carries) and the replacement's window. Filled as flat lists and
-    made into arrays once (item assignment into small arrays costs a
-    microsecond a call).
+    no item carries) and the replacement's window. The values to code are laid
+    out once per question (:func:`_pair_values`, kept across the runs scored
+    against it) and coded in one pass over the run's table.
     """
     n = table.n
-    code = table.code_of.get
-    width = 3 * len(SPACES)
-    evaluable = {kind: [False] * n for kind in TYPES}
-    hop = {kind: [-1] * (n * width) for kind in TYPES}
-    rep = {kind: [-1] * (n * width) for kind in TYPES}
-    rep_t = {kind: [0.0] * (2 * n) for kind in TYPES}
-    for i in range(n):
-        for kind, pair in question_pairs(table, i).items():
+    laid = [_pair_values(table, i) for i in range(n)]
+    lookup = dict(table.code_of)
+    lookup[_ABSENT] = -1  # a space the triple lacks, or a type that is not evaluable
+    values = list(chain.from_iterable(v for _, v, _ in laid))
+    codes = np.fromiter(map(lookup.get, values, repeat(-2)), dtype=np.int64, count=len(values))
+    codes = codes.reshape(n, len(TYPES), 2, len(SPACES), 3)
+    on = np.array([e for e, _, _ in laid], dtype=bool).reshape(n, len(TYPES))
+    windows = np.array([w for _, _, w in laid], dtype=np.float64).reshape(n, len(TYPES), 2)
+    kinds = list(TYPES)
+    return ({kind: on[:, k].copy() for k, kind in enumerate(kinds)},
+            {kind: codes[:, k, 0].copy() for k, kind in enumerate(kinds)},
+            {kind: codes[:, k, 1].copy() for k, kind in enumerate(kinds)},
+            {kind: windows[:, k].copy() for k, kind in enumerate(kinds)})
+
+
+#: Stands for a value to code as -1 in :func:`_pair_codes` (no run's value is this object).
+_ABSENT = object()
+
+
+def _pair_values(table: EvidenceTable, i: int) -> tuple[tuple[bool, ...], list[Any], list[float]]:
+    """Question ``i``'s replaced pairs laid out for :func:`_pair_codes`: what does not depend on the run.
+
+    ``(evaluable per type, values, windows)``: per type in :data:`TYPES`
+    order, the hop's then the replacement's ``(s, r, o)`` in each space of
+    :data:`~eval.evidence.SPACES` (:data:`_ABSENT` where the triple lacks the
+    space or the type is not evaluable), and the replacement's ``(t_start,
+    t_end)`` (0.0 when not evaluable).
+    """
+    question = table.questions[i]
+
+    def make() -> tuple[tuple[bool, ...], list[Any], list[float]]:
+        evaluable: list[bool] = []
+        values: list[Any] = []
+        windows: list[float] = []
+        for pair in question_pairs(table, i).values():
+            evaluable.append(pair is not None)
             if pair is None:
+                values += [_ABSENT] * (6 * len(SPACES))
+                windows += [0.0, 0.0]
                 continue
-            evaluable[kind][i] = True
-            for triple, out in zip(pair, (hop[kind], rep[kind]), strict=True):
-                for sp, space in enumerate(SPACES):
+            for triple in pair:
+                for space in SPACES:
                     srot = triple.keys.get(space)
-                    if srot is not None:
-                        at = i * width + 3 * sp
-                        out[at:at + 3] = [code(v, -2) for v in srot]
-            rep_t[kind][2 * i:2 * i + 2] = (pair[1].t_start, pair[1].t_end)
-    return ({kind: np.array(v, dtype=bool) for kind, v in evaluable.items()},
-            {kind: np.array(v, dtype=np.int64).reshape(n, len(SPACES), 3) for kind, v in hop.items()},
-            {kind: np.array(v, dtype=np.int64).reshape(n, len(SPACES), 3) for kind, v in rep.items()},
-            {kind: np.array(v, dtype=np.float64).reshape(n, 2) for kind, v in rep_t.items()})
+                    values += [_ABSENT] * 3 if srot is None else srot
+            windows += [pair[1].t_start, pair[1].t_end]
+        return tuple(evaluable), values, windows
+
+    return kept_for(table.shared, ("negative pair values", question.get("id"), table.key), question, make)
 
 
 def _names(kind: str) -> tuple[str, ...]:
