@@ -27,7 +27,7 @@ from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import OutputError
 from tempbench_core.layout import DataPaths
 from tempbench_core.provenance import absolute, make_provenance
-from tempbench_core.runfile import dumps_record, meta_path, write_meta
+from tempbench_core.runfile import dumps_record_bytes, meta_path, write_meta
 from tempbench_core.version import __version__
 
 #: The counts a shard keeps of its questions (summed over the shards into the run's metadata).
@@ -81,7 +81,7 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
         if keep_pools:
             pools.append(st.pool)  # type: ignore[arg-type]
         records.append(record)
-        lines.append(dumps_record(record))
+        lines.append(dumps_record_bytes(record))
         stats["ids"].append(record["id"])
         stats["anchor_hit"].append(st.anchor_hit)
         stats["ambiguous_oracle"] += int(st.ambiguous_oracle)
@@ -90,7 +90,7 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
         stats["with_evidence"] += int(bool(record["evidence"]))
         stats["no_anchor"] += int(record["anchor"]["source"] == "none" or record["anchor"]["id"] is None)
         stats["oracle_by_label"] += int(st.oracle_by_label)
-    return Shard(lo, hi, "".join(lines).encode("utf-8"), stats, records, pools)
+    return Shard(lo, hi, b"".join(lines), stats, records, pools)
 
 
 def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:

@@ -255,14 +255,26 @@ def dumps_compact(obj: Any) -> str:
     Key order is insertion order, floats are Python's shortest ``repr``; a NaN
     or infinity is written ``null`` (strict JSON, as :func:`dumps_json`).
     """
+    out = _orjson_compact(obj)
+    return _dumps(obj, separators=(",", ":")) if out is None else out.decode("utf-8")
+
+
+def dumps_compact_bytes(obj: Any) -> bytes:
+    """:func:`dumps_compact` as UTF-8 bytes, for a writer of bytes (no text decoded only to be encoded again)."""
+    out = _orjson_compact(obj)
+    return _dumps(obj, separators=(",", ":")).encode("utf-8") if out is None else out
+
+
+def _orjson_compact(obj: Any) -> bytes | None:
+    """orjson's bytes of ``obj`` when they are :func:`dumps_compact`'s, else ``None`` (the caller falls back)."""
     try:
         out = orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
-        return _dumps(obj, separators=(",", ":"))
+        return None
     # null: a None, or a NaN/infinity (orjson writes those null too; json.dumps would write NaN)
     if b"null" in out or _float_form_differs(out):
-        return _dumps(obj, separators=(",", ":"))
-    return out.decode("utf-8")
+        return None
+    return out
 
 
 def dumps_strict(obj: Any) -> str:

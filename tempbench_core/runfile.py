@@ -50,6 +50,7 @@ from tempbench_core.digest import sha256_file
 from tempbench_core.errors import InputError, RunMismatchError
 from tempbench_core.jsonl import (
     dumps_compact,
+    dumps_compact_bytes,
     iter_input_lines,
     json_type,
     loads_fast,
@@ -64,6 +65,11 @@ from tempbench_core.text import terminal_text
 def dumps_record(record: dict[str, Any]) -> str:
     """One run-file line (with its trailing newline): compact JSON, exactly :func:`json.dumps`'s bytes."""
     return dumps_compact(record) + "\n"
+
+
+def dumps_record_bytes(record: dict[str, Any]) -> bytes:
+    """:func:`dumps_record` as UTF-8 bytes."""
+    return dumps_compact_bytes(record) + b"\n"
 
 
 #: The names of a run file (SPEC §1.4's per-question forms, each possibly gzip-compressed), longest first: its
