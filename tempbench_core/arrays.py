@@ -28,6 +28,23 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return out[keep]
 
 
+def merged_unique(values: np.ndarray) -> np.ndarray:
+    """:func:`sorted_unique` of an array made of ascending runs (slices of sorted lists, blocks of packed keys).
+
+    Timsort (``kind="stable"``) merges such runs in about linear time where
+    the default sort (introsort) sorts them from scratch: several times
+    faster on these arrays, a little slower on random ones. The result is the
+    same: equal values are equal, however ties are ordered.
+    """
+    if len(values) < 2:
+        return values
+    out = np.sort(values, kind="stable")
+    keep = np.empty(len(out), dtype=bool)
+    keep[0] = True
+    np.not_equal(out[1:], out[:-1], out=keep[1:])
+    return out[keep]
+
+
 def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` of a 1-D integer array: sorted distinct values, each value's index.
 
@@ -53,7 +70,10 @@ def first_occurrences(values: np.ndarray) -> np.ndarray:
     first = np.empty(len(values), dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return np.sort(order[first])
+    # the positions in ascending order: a mask read back, not a sort
+    at = np.zeros(len(values), dtype=bool)
+    at[order[first]] = True
+    return np.flatnonzero(at)
 
 
 def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
