@@ -150,8 +150,9 @@ class BFS:
     incidence:
         :class:`retriever.incidence.Incidence` with ``rows_of(e)`` and
         ``rows_at(e, year)``; its CSR arrays (``indptr``, ``rows``,
-        ``year_rows``, ``year_keys``, ``min_year``, ``span``) are read directly
-        so that a whole frontier is gathered with numpy.
+        ``year_rows``, ``min_year``, ``span``) are read directly, and
+        ``year_slices`` finds a frontier's ``(entity, year)`` slices, so that a
+        whole frontier is gathered with numpy.
     hops, caps, temporal_filter, cap_scope, cap_counts:
         As in :class:`retriever.config.RetrieverConfig`.
     """
@@ -193,9 +194,7 @@ class BFS:
         if offsets is None:
             return inc.indptr[nodes], inc.indptr[nodes + 1]
         off = offsets[q]
-        keys = nodes * inc.span + off
-        starts = inc.year_keys.searchsorted(keys, "left")
-        stops = inc.year_keys.searchsorted(keys, "right")
+        starts, stops = inc.year_slices(nodes * inc.span + off)
         nowhere = off < 0
         if nowhere.any():
             starts[nowhere] = stops[nowhere] = 0
