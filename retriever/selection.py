@@ -175,15 +175,17 @@ def count_eligible(ends: np.ndarray, frontier: Frontier, pool: PoolSoFar, wanted
     hub[f.q[hub_at]] = f.node[hub_at]
     rest = np.ones(len(f.q), dtype=bool)
     rest[hub_at] = False
-    near = gather_slices(ends, f.starts[rest], f.stops[rest])
-    owner = np.repeat(np.flatnonzero(rest), lengths[rest])
+    read = np.flatnonzero(rest)
+    near = gather_slices(ends, f.starts[read], f.stops[read])
     # only a neighbour that is some question's frontier node can join two nodes of its own
     marks[f.node] = True
     try:
         maybe = np.flatnonzero(marks[near])
     finally:
         marks[f.node] = False
-    near, owner = near[maybe], owner[maybe]
+    # the slice each kept neighbour was read from, by its position (not a slice index for every neighbour read)
+    owner = read[np.cumsum(lengths[read]).searchsorted(maybe, "right")]
+    near = near[maybe]
     q = f.q[owner]
     nodes = f.q * n_entities + f.node  # sorted: the frontier's order
     apart = in_sorted(q * n_entities + near, nodes) & (near != f.node[owner])
