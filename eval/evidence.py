@@ -82,6 +82,24 @@ def parsed_gold(question: Mapping[str, Any], key: str, shared: dict[Any, Any] | 
     return kept_for(shared, ("S_star", question.get("id"), key), question, lambda: gold_triples(question, "S_star", key))
 
 
+def forced_classes(question: Mapping[str, Any], key: str, shared: dict[Any, Any] | None = None
+                   ) -> tuple[list[bool], dict[tuple[Any, Any, Any], int]]:
+    """``(class_valid, class lookup)`` of the question read with both sides forced into ``key`` (``'id'``/``'label'``).
+
+    What :func:`read_question` finds of the gold under that key (its items are
+    all read in ``key``, the primary space then), raising as it does; kept in
+    ``shared`` for that very question.
+    """
+    def make() -> tuple[list[bool], dict[tuple[Any, Any, Any], int]]:
+        tq = read_t_query(question)
+        gold = parsed_gold(question, key, shared)
+        gold_spaces(question, gold, key)  # only for its error
+        class_valid, _, lookup = gold_classes(gold, key, tq)
+        return class_valid, lookup[key]
+
+    return kept_for(shared, ("forced classes", question.get("id"), key), question, make)
+
+
 def read_question(question: Any, evidence: Any, extra: Any = (), key: str = DEFAULT_KEY,
                   shared: dict[Any, Any] | None = None) -> QuestionRead:
     """Match the evidence (and cut-off ties) of one question against its gold chain (SPEC §3.1).
