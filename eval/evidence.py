@@ -21,9 +21,9 @@ process) travels as a :class:`TablePart` and is joined with the others
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,14 @@ class Codes(dict):
     def __missing__(self, key: Any) -> int:
         value = self[key] = len(self)
         return value
+
+    def each(self, values: Iterable[Any]) -> Iterator[int]:
+        """``map(self.__getitem__, values)`` without a Python call per new value.
+
+        ``map`` takes the length just before ``setdefault`` stores a new
+        value, so it gets the code :meth:`__missing__` would give it.
+        """
+        return map(self.setdefault, values, map(len, repeat(self)))
 
 
 @dataclass
@@ -160,7 +168,7 @@ class ItemColumns:
         if codes is None:
             sro = np.zeros((total, 3), dtype=np.int64)
         else:
-            sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(flat(1))), dtype=np.int64,
+            sro = np.fromiter(codes.each(chain.from_iterable(flat(1))), dtype=np.int64,
                               count=3 * total).reshape(total, 3)
         return cls(counts, np.fromiter(map(_SPACE_CODE.__getitem__, flat(0)), dtype=np.int8, count=total),
                    sro[:, 0], sro[:, 1], sro[:, 2],
