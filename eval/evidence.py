@@ -21,9 +21,9 @@ process) travels as a :class:`TablePart` and is joined with the others
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,14 @@ class Codes(dict):
         value = self[key] = len(self)
         return value
 
+    def each(self, values: Iterable[Any]) -> Iterator[int]:
+        """``map(self.__getitem__, values)`` without a Python call per new value.
+
+        ``map`` takes the length just before ``setdefault`` stores a new
+        value, so it gets the code :meth:`__missing__` would give it.
+        """
+        return map(self.setdefault, values, map(len, repeat(self)))
+
 
 @dataclass
 class QuestionRead:
@@ -80,6 +88,24 @@ class QuestionRead:
 def parsed_gold(question: Mapping[str, Any], key: str, shared: dict[Any, Any] | None = None) -> list[GoldTriple]:
     """The question's ``S_star`` (:func:`~eval.keyspace.gold_triples`), kept in ``shared`` for that very question."""
     return kept_for(shared, ("S_star", question.get("id"), key), question, lambda: gold_triples(question, "S_star", key))
+
+
+def forced_classes(question: Mapping[str, Any], key: str, shared: dict[Any, Any] | None = None
+                   ) -> tuple[list[bool], dict[tuple[Any, Any, Any], int]]:
+    """``(class_valid, class lookup)`` of the question read with both sides forced into ``key`` (``'id'``/``'label'``).
+
+    What :func:`read_question` finds of the gold under that key (its items are
+    all read in ``key``, the primary space then), raising as it does; kept in
+    ``shared`` for that very question.
+    """
+    def make() -> tuple[list[bool], dict[tuple[Any, Any, Any], int]]:
+        tq = read_t_query(question)
+        gold = parsed_gold(question, key, shared)
+        gold_spaces(question, gold, key)  # only for its error
+        class_valid, _, lookup = gold_classes(gold, key, tq)
+        return class_valid, lookup[key]
+
+    return kept_for(shared, ("forced classes", question.get("id"), key), question, make)
 
 
 def read_question(question: Any, evidence: Any, extra: Any = (), key: str = DEFAULT_KEY,
@@ -142,7 +168,7 @@ class ItemColumns:
         if codes is None:
             sro = np.zeros((total, 3), dtype=np.int64)
         else:
-            sro = np.fromiter(map(codes.__getitem__, chain.from_iterable(flat(1))), dtype=np.int64,
+            sro = np.fromiter(codes.each(chain.from_iterable(flat(1))), dtype=np.int64,
                               count=3 * total).reshape(total, 3)
         return cls(counts, np.fromiter(map(_SPACE_CODE.__getitem__, flat(0)), dtype=np.int8, count=total),
                    sro[:, 0], sro[:, 1], sro[:, 2],

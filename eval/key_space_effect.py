@@ -11,13 +11,16 @@ into the other space.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from eval.evidence import EvidenceTable, TablePart, resolve
+from eval.evidence import SPACES, EvidenceTable, ItemColumns, TablePart, forced_classes, resolve
 from eval.trp_ccr import trp_ccr_arrays
 from tempbench_core.errors import EvidenceError
+from tempbench_core.schema import ID_KEYS, LABEL_KEYS
 
 #: What a part keeps of its reading in the other space: ``(space, hits, ccr)``,
 #: ``(space, None, None)`` when the evidence does not carry that space.
@@ -37,8 +40,66 @@ def other_space(used: str) -> str | None:
 
 def _other_reading(table: EvidenceTable, space: str) -> tuple[list[int], list[int]]:
     """Per question, hits and CCR with both sides forced into ``space`` (evidence only, no cut-off ties)."""
-    _, hits, ccr = trp_ccr_arrays(resolve(table.questions, table.evidence, None, space, shared=table.shared, light=True))
+    forced = _plain_forced_table(table, space)
+    if forced is None:
+        forced = resolve(table.questions, table.evidence, None, space, shared=table.shared, light=True)
+    _, hits, ccr = trp_ccr_arrays(forced)
     return hits.tolist(), ccr.tolist()
+
+
+_GETTERS = {"id": itemgetter(*ID_KEYS), "label": itemgetter(*LABEL_KEYS)}
+_LIST_ONLY = frozenset((list,))
+_DICT_ONLY = frozenset((dict,))
+_STR_ONLY = frozenset((str,))
+
+
+def _plain_forced_table(table: EvidenceTable, space: str) -> EvidenceTable | None:
+    """What TRP/CCR read of ``resolve(table.questions, table.evidence, None, space, light=True)``, or ``None``.
+
+    For the common case, where that resolve would read every list by
+    :func:`eval.keyspace.read_items`' fast path: lists of dicts carrying
+    ``space`` with string ``s, r, o``. An item's times do not depend on the
+    space it is read in, and the table's items are its evidence read (in
+    order), so the times are the table's own; only the items' ``(s, r, o)``
+    in ``space`` and the gold classes keyed there are read again (the classes
+    once per question, :func:`~eval.evidence.forced_classes`). Anything else
+    (and the errors to raise) is left to resolve.
+    """
+    evidence = table.evidence
+    counts = table.items.counts
+    if len(evidence) != table.n or not set(map(type, evidence)) <= _LIST_ONLY:
+        return None
+    if not np.array_equal(np.fromiter(map(len, evidence), dtype=np.int64, count=table.n), counts):
+        return None
+    flat = list(chain.from_iterable(evidence))
+    if not set(map(type, flat)) <= _DICT_ONLY:
+        return None
+    try:
+        srots = list(map(_GETTERS[space], flat))
+    except KeyError:
+        return None
+    if not set(map(type, chain.from_iterable(srots))) <= _STR_ONLY:
+        return None
+    cls: list[int] = []
+    class_valid: list[bool] = []
+    n_gold = np.zeros(table.n, dtype=np.int64)
+    start = table.items.start.tolist()
+    for i, q in enumerate(table.questions):
+        valid, lookup = forced_classes(q, space, table.shared)  # raises where read_question would
+        cls += map(lookup.get, srots[start[i]:start[i + 1]], repeat(-1))
+        class_valid += valid
+        n_gold[i] = len(valid)
+    cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)
+    items = table.items
+    codes = np.zeros(len(items), dtype=np.int64)  # light: TRP/CCR read no s, r, o codes
+    forced = ItemColumns(counts, np.full(len(items), SPACES.index(space), dtype=np.int8), codes, codes, codes,
+                         items.ts, items.te, np.array(cls, dtype=np.int64), items.score, cls_start)
+    none = np.zeros(0, dtype=np.float64)
+    no_ties = ItemColumns(np.zeros(table.n, dtype=np.int64), np.zeros(0, dtype=np.int8), *[np.zeros(0, dtype=np.int64)] * 3,
+                          none, none, np.zeros(0, dtype=np.int64), none, cls_start)
+    return EvidenceTable(key=space, questions=table.questions, tq=table.tq, n_gold=n_gold, cls_start=cls_start,
+                         class_valid=np.array(class_valid, dtype=bool), gold_space=[space] * table.n, items=forced,
+                         extra=no_ties, code_of={}, values=[], shared=table.shared)
 
 
 def part_other_space(table: EvidenceTable) -> OtherSpace | None:

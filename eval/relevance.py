@@ -31,23 +31,56 @@ def _same_as_previous(sorted_key: np.ndarray) -> np.ndarray:
     return same
 
 
-def _packed(keys: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The keys with runs of adjacent non-negative integer keys packed into one ``int64`` each (mixed radix).
+#: Integral float keys up to this magnitude are read as integers (their differences stay exact in float64).
+_INTEGRAL = 2.0 ** 52
+#: The largest product of key sizes packed into one ``int64``.
+_PACK_LIMIT = 2 ** 62
 
-    Packing is one-to-one on each key's range, so two elements have equal
-    packed keys exactly when they have equal keys: fewer keys to sort.
+
+def _as_codes(key: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """``(key - min(key)`` as ``int64``, its size)``, or ``None`` when the key is not read as integers.
+
+    Equal exactly where ``key`` is equal: an integer key, or a float key whose
+    values are all finite whole numbers (``-0.0`` and ``0.0`` both 0, as
+    ``==`` has them; a NaN keeps the key a float, compared by
+    :func:`_same_as_previous`). Years, the times of a KG, are such floats.
+    """
+    if key.dtype.kind in "iub":
+        lo, hi = int(key.min()), int(key.max())
+        if hi >= 2 ** 63 or hi - lo >= _PACK_LIMIT:
+            return None
+        return key.astype(np.int64) - lo, hi - lo + 1
+    if key.dtype.kind != "f" or not np.isfinite(key).all():
+        return None
+    lo_f, hi_f = float(key.min()), float(key.max())
+    if max(-lo_f, hi_f) > _INTEGRAL or not (key == np.floor(key)).all():
+        return None
+    lo, hi = int(lo_f), int(hi_f)
+    if hi - lo >= _PACK_LIMIT:
+        return None
+    return (key - lo_f).astype(np.int64), hi - lo + 1  # exact: whole numbers below 2**53
+
+
+def _packed(keys: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The keys with runs of adjacent integer keys packed into one ``int64`` each (mixed radix).
+
+    An integer key (or a float key of whole numbers, :func:`_as_codes`) is
+    shifted to start at 0; packing is one-to-one on each key's range, so two
+    elements have equal packed keys exactly when they have equal keys: fewer
+    keys to sort.
     """
     out: list[np.ndarray] = []
     packed, span = None, 1
     for key in keys:
-        if key.dtype.kind in "iub" and int(key.min()) >= 0:
-            size = int(key.max()) + 1
-            if packed is not None and span * size < 2**62:
-                packed, span = packed * size + key, span * size
+        codes = _as_codes(key)
+        if codes is not None:
+            code, size = codes
+            if packed is not None and span * size < _PACK_LIMIT:
+                packed, span = packed * size + code, span * size
                 continue
             if packed is not None:
                 out.append(packed)
-            packed, span = key.astype(np.int64), size
+            packed, span = code, size
             continue
         if packed is not None:
             out.append(packed)
@@ -65,7 +98,8 @@ def group_ids(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     if not n:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     keys = _packed(keys)
-    order = np.lexsort(tuple(reversed(keys)))  # stable: equal keys keep index order
+    # stable: equal keys keep index order (one key: the same order, without lexsort's extra pass)
+    order = np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(tuple(reversed(keys)))
     new = np.ones(n, dtype=bool)
     same = np.ones(n - 1, dtype=bool)
     for k in keys:
@@ -78,7 +112,7 @@ def group_ids(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     rank[by_first] = np.arange(len(firsts))
     ids = np.empty(n, dtype=np.int64)
     ids[order] = rank[run]
-    return ids, np.sort(firsts)
+    return ids, firsts[by_first]  # firsts sorted (distinct indices: the order sort gives)
 
 
 def whole_keys(items: ItemColumns) -> list[np.ndarray]:

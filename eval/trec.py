@@ -84,7 +84,7 @@ import numpy as np
 from eval.evidence import SPACES, EvidenceTable, Item, Resolved, resolve
 from eval.keyspace import DEFAULT_KEY, gold_classes
 from eval.relevance import group_ids, hit_matrix
-from tempbench_core.arrays import sorted_unique, unique_inverse
+from tempbench_core.arrays import unique_inverse
 from tempbench_core.atomic import write_text
 from tempbench_core.errors import EvidenceError, RunMismatchError, TempbenchError
 from tempbench_core.memo import kept_for
@@ -98,6 +98,7 @@ QRELS_NAME = "qrels.txt"
 RUN_SUFFIX = ".trec"
 
 _ESCAPED_RUN = re.compile(r"(?:%[0-9A-F]{2})+")
+_STR = frozenset((str,))
 
 
 class DocidError(TempbenchError, ValueError):
@@ -344,13 +345,14 @@ def _plain_questions(table: EvidenceTable, space: str, hit: np.ndarray) -> np.nd
     foreign = np.bincount(items.q[items.space != code], minlength=table.n) > 0
     windowed_hit = np.bincount(items.q[hit & (items.ts != items.te)], minlength=table.n) > 0
     plain = ~foreign & ~windowed_hit & np.array([gs == space for gs in table.gold_space], dtype=bool)
-    if not all(type(v) is str for v in table.values):
+    if not set(map(type, table.values)) <= _STR:
         plain[:] = False  # str() of other values could make two items one id: question_run reports it
     # a hit's triple must have a point-in-time valid time-version (its qrels time is then the item's)
     rows = np.flatnonzero(plain & (np.bincount(items.q[hit], minlength=table.n) > 0)).tolist()
     point = np.zeros(len(table.class_valid), dtype=bool)
+    cls_start = table.cls_start.tolist()
     for i in rows:
-        point[table.cls_start[i]:table.cls_start[i + 1]] = _point_classes(table, i, space)
+        point[cls_start[i]:cls_start[i + 1]] = _point_classes(table, i, space)
     # (a hit's gid is its class's: a hit is a gold triple)
     off_point = np.bincount(items.q[hit & ~point[np.maximum(items.gid, 0)]], minlength=table.n) > 0
     plain[rows] = ~off_point[rows]
@@ -400,15 +402,22 @@ def run_document_codes(table: EvidenceTable, space: str) -> DocumentCodes:
     sel = np.flatnonzero(kept)[firsts]
     s_codes, r_codes, o_codes = items.s[sel], items.r[sel], items.o[sel]
     # each value escaped once (a run repeats its entities and relations on many items)
-    used = sorted_unique(np.concatenate([s_codes, r_codes, o_codes]))
+    is_used = np.zeros(len(table.values), dtype=bool)
+    for codes in (s_codes, r_codes, o_codes):
+        is_used[codes] = True
+    used = np.flatnonzero(is_used)  # sorted and distinct
     escaped = np.empty(len(table.values), dtype=object)
     escaped[used] = [escape(v if isinstance(v, str) else str(v)) for v in (table.values[c] for c in used.tolist())]
     names = list(map(SEPARATOR.join, zip(escaped[s_codes].tolist(), escaped[r_codes].tolist(),
                                           escaped[o_codes].tolist(), _spans(items.ts[sel], items.te[sel]),
                                           strict=True)))
     # equal ids (never from distinct plain items, but question_run's may repeat them) share one code
-    code = {name: i for i, name in enumerate(dict.fromkeys(names))}
-    flat = np.fromiter(map(code.__getitem__, names), dtype=np.int64, count=len(names))[ids]
+    code = dict(zip(names, range(len(names)), strict=True))
+    if len(code) == len(names):
+        flat = ids  # every name distinct: its code is its group's number
+    else:
+        code = {name: i for i, name in enumerate(dict.fromkeys(names))}
+        flat = np.fromiter(map(code.__getitem__, names), dtype=np.int64, count=len(names))[ids]
     lengths = np.bincount(items.q[kept], minlength=table.n)
     if not plain.all():
         bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()

@@ -58,7 +58,7 @@ import numpy as np
 from retriever.config import DEFAULTS
 from retriever.selection import CapRule, Frontier, PoolSoFar, segment_starts, select_hop
 from retriever.selection import count_eligible as count_eligible_rows
-from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, sorted_unique
+from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, merged_unique, sorted_unique
 from tempbench_core.schema import whole_year
 from tempbench_core.scratch import ThreadScratch
 
@@ -122,7 +122,7 @@ class PoolSummary:
     @classmethod
     def of(cls, expansion: Expansion) -> PoolSummary:
         """The summary of an expansion made with ``count_eligible=True``."""
-        return cls(np.sort(expansion.pool), expansion.hop_sizes, expansion.eligible, int(len(expansion.rows)))
+        return cls(np.sort(expansion.pool, kind="stable"), expansion.hop_sizes, expansion.eligible, int(len(expansion.rows)))
 
 
 def triple_ids(head: np.ndarray, relation: np.ndarray, tail: np.ndarray) -> np.ndarray:
@@ -150,8 +150,9 @@ class BFS:
     incidence:
         :class:`retriever.incidence.Incidence` with ``rows_of(e)`` and
         ``rows_at(e, year)``; its CSR arrays (``indptr``, ``rows``,
-        ``year_rows``, ``year_keys``, ``min_year``, ``span``) are read directly
-        so that a whole frontier is gathered with numpy.
+        ``year_rows``, ``min_year``, ``span``) are read directly, and
+        ``year_slices`` finds a frontier's ``(entity, year)`` slices, so that a
+        whole frontier is gathered with numpy.
     hops, caps, temporal_filter, cap_scope, cap_counts:
         As in :class:`retriever.config.RetrieverConfig`.
     """
@@ -193,9 +194,7 @@ class BFS:
         if offsets is None:
             return inc.indptr[nodes], inc.indptr[nodes + 1]
         off = offsets[q]
-        keys = nodes * inc.span + off
-        starts = inc.year_keys.searchsorted(keys, "left")
-        stops = inc.year_keys.searchsorted(keys, "right")
+        starts, stops = inc.year_slices(nodes * inc.span + off)
         nowhere = off < 0
         if nowhere.any():
             starts[nowhere] = stops[nowhere] = 0
@@ -287,13 +286,15 @@ class BFS:
                     eligible[wanted, h] = counted[wanted]
             if h == self.hops - 1:
                 break  # the last hop's seen rows and frontier are never read
-            pool = PoolSoFar(np.sort(np.concatenate((pool.seen, cand_q * n_rows + cand))), pool.seen_count + taken,
-                             sorted_unique(np.concatenate((pool.triples, cand_q * self._n_triples + self.tid[cand])))
+            # every array sorted below is sorted runs (per question, or two sorted arrays): merged, not sorted
+            pool = PoolSoFar(np.sort(np.concatenate((pool.seen, cand_q * n_rows + cand)), kind="stable"),
+                             pool.seen_count + taken,
+                             merged_unique(np.concatenate((pool.triples, cand_q * self._n_triples + self.tid[cand])))
                              if self.rule.unique_triples else _EMPTY)
-            reached = sorted_unique(np.concatenate((cand_q * n_entities + self.head[cand],
+            reached = merged_unique(np.concatenate((cand_q * n_entities + self.head[cand],
                                                     cand_q * n_entities + self.tail[cand])))
             reached = reached[~in_sorted(reached, visited)]
-            visited = np.sort(np.concatenate((visited, reached)))
+            visited = np.sort(np.concatenate((visited, reached)), kind="stable")
             q, nodes = np.divmod(reached, n_entities)
         # each question's pool: its hops in order, each in edge-id order
         pool_q = np.concatenate(hop_q) if hop_q else _EMPTY
@@ -340,7 +341,7 @@ class BFS:
             values, starts, stops = self._ranges(frontier, t_query, on)
             rows = gather_slices(values, starts, stops)
             if len(frontier) > 1:
-                rows = sorted_unique(rows)
+                rows = merged_unique(rows)  # the nodes' sorted slices
             yield frontier, rows
             if last or len(rows) == 0:
                 return
@@ -400,11 +401,11 @@ class BFS:
         for _ in range(depth - 1):
             starts, stops = self._slices(q, nodes, offsets)
             near = np.repeat(q * n_entities, stops - starts) + gather_slices(ends, starts, stops)
-            near = sorted_unique(near)
+            near = merged_unique(near)  # one block per question
             near = near[~in_sorted(near, visited)]
             if not len(near):
                 break
-            visited = np.sort(np.concatenate((visited, near)))
+            visited = np.sort(np.concatenate((visited, near)), kind="stable")  # two sorted runs
             q, nodes = np.divmod(near, n_entities)
         owner, entity = np.divmod(visited, n_entities)
         bounds = segment_starts(owner, n_q).tolist()
@@ -464,7 +465,7 @@ class BFS:
         for _frontier, rows in self._levels(anchor, t_query, temporal_filter, gather_last=True):
             new = rows[~in_sorted(rows, seen)] if len(seen) else rows
             parts.append(new)
-            seen = sorted_unique(np.concatenate((seen, new)))
+            seen = merged_unique(np.concatenate((seen, new)))
         sizes = [len(p) for p in parts] + [0] * (self.hops - len(parts))
         pool = np.concatenate(parts) if parts else _EMPTY
         return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(sizes))

@@ -79,20 +79,58 @@ class Incidence:
         return cls(indptr, rows, year_rows, year_keys, min_year, span)
 
     def other_ends(self, head: np.ndarray, tail: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per position of ``rows`` and of ``year_rows``: the other endpoint of that row (the entity itself for a
-        self-loop), for the KG's ``head`` and ``tail`` this index was built from.
+        """The neighbours of each entity's slice of ``rows`` and of each ``(entity, year)`` slice of ``year_rows``:
+        the other endpoint of each of the slice's rows (the entity itself for a self-loop), ascending within the
+        slice (not in row order), for the KG's ``head`` and ``tail`` this index was built from.
 
         A walk over the graph reads an entity's neighbours as one slice instead
-        of gathering its rows and then their heads and tails. Made on first use
-        and kept with the index.
+        of gathering its rows and then their heads and tails; the walks read a
+        slice as a multiset, and an ascending one is merged, not sorted, with
+        the others of a frontier. Made on first use and kept with the index.
         """
         made = self.__dict__.get("_other_ends")
         if made is None:
             owner = np.repeat(np.arange(self.n_entities, dtype=np.int64), np.diff(self.indptr))
-            made = tuple(head[rows] + tail[rows] - owner for rows in (self.rows, self.year_rows))
+            made = (_ascending_within(owner, head[self.rows] + tail[self.rows] - owner, self.n_entities),
+                    _ascending_within(self.year_keys, head[self.year_rows] + tail[self.year_rows] - owner,
+                                      self.n_entities))
             for arr in made:
                 arr.setflags(write=False)
             self.__dict__["_other_ends"] = made
+        return made
+
+    def year_slices(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the rows of each ``entity * span + (year - min_year)`` key are in ``year_rows``.
+
+        The same ``(starts, stops)`` as ``year_keys.searchsorted(keys, "left")``
+        and ``(keys, "right")``, by one search among the distinct keys (less
+        than half as many on a KG with several rows per entity and year), made
+        in ascending key order (each search starts where the last one ended).
+        """
+        distinct, bounds = self._year_directory()
+        order = np.argsort(keys, kind="stable")  # a frontier's keys are ascending runs: about linear
+        ordered = keys[order]
+        at = distinct.searchsorted(ordered)  # the sentinel keeps every position inside ``distinct``
+        hit = distinct[at] == ordered
+        starts = np.empty(len(keys), dtype=np.int64)
+        stops = np.empty(len(keys), dtype=np.int64)
+        starts[order] = bounds[at]
+        stops[order] = bounds[at + hit]  # a key no row has: an empty slice where the search would put it
+        return starts, stops
+
+    def _year_directory(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct ``year_keys`` (then a sentinel above any key) and where each one's run starts (then the
+        end, twice). Made on first use and kept with the index."""
+        made = self.__dict__.get("_year_directory_made")
+        if made is None:
+            keys = self.year_keys
+            first = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+            first = np.concatenate(([0], first)) if len(keys) else first
+            distinct = np.append(keys[first], np.iinfo(np.int64).max)
+            bounds = np.concatenate((first, [len(keys), len(keys)])).astype(np.int64)
+            for arr in (distinct, bounds):
+                arr.setflags(write=False)
+            made = self.__dict__["_year_directory_made"] = (distinct, bounds)
         return made  # type: ignore[return-value]
 
     @property
@@ -142,3 +180,13 @@ class Incidence:
         lo = np.searchsorted(self.year_keys, keys, "left")
         hi = np.searchsorted(self.year_keys, keys, "right")
         return sorted_unique(gather_slices(self.year_rows, lo, hi))
+
+
+def _ascending_within(groups: np.ndarray, values: np.ndarray, n_values: int) -> np.ndarray:
+    """``values`` (in ``[0, n_values)``) sorted within each run of equal ``groups`` (non-decreasing)."""
+    radix = max(int(n_values), 1)
+    if len(groups) and int(groups[-1]) + 1 >= (1 << 62) // radix:  # the packed key would not fit: plain lexsort
+        return values[np.lexsort((values, groups))]
+    key = groups * radix + values
+    key.sort(kind="stable")  # ascending already but within each group: short runs to merge
+    return key % radix

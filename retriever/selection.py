@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, sorted_unique
+from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, merged_unique
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_BOUND = np.iinfo(np.int64).max
@@ -100,7 +100,7 @@ def select_hop(values: np.ndarray, frontier: Frontier, cap: int, pool: PoolSoFar
         bound = np.full(n_units, _NO_BOUND, dtype=np.int64)
         if truncated.any():
             np.minimum.at(bound, unit[truncated], values[starts[truncated] + limit[truncated] - 1])
-        keys = sorted_unique(np.repeat(unit * n_rows, ends - starts) + gather_slices(values, starts, ends))
+        keys = merged_unique(np.repeat(unit * n_rows, ends - starts) + gather_slices(values, starts, ends))
         u, row = np.divmod(keys, n_rows)
         if len(pool.seen):
             fresh = ~in_sorted(unit_q[u] * n_rows + row, pool.seen)
@@ -134,12 +134,12 @@ def select_hop(values: np.ndarray, frontier: Frontier, cap: int, pool: PoolSoFar
             break
         unit, starts, stops, limit = unit[again], starts[again], stops[again], limit[again] * 2
     if rule.per_node:
-        keys = sorted_unique(np.concatenate([unit_q[u] * n_rows + r for u, r in zip(picked_units, picked_rows,
+        keys = merged_unique(np.concatenate([unit_q[u] * n_rows + r for u, r in zip(picked_units, picked_rows,
                                                                                       strict=True)]))
         return np.divmod(keys, n_rows)
     if len(picked_units) == 1:
         return picked_units[0], picked_rows[0]
-    keys = np.sort(np.concatenate(picked_units) * n_rows + np.concatenate(picked_rows))
+    keys = np.sort(np.concatenate(picked_units) * n_rows + np.concatenate(picked_rows), kind="stable")
     return np.divmod(keys, n_rows)
 
 
@@ -175,15 +175,17 @@ def count_eligible(ends: np.ndarray, frontier: Frontier, pool: PoolSoFar, wanted
     hub[f.q[hub_at]] = f.node[hub_at]
     rest = np.ones(len(f.q), dtype=bool)
     rest[hub_at] = False
-    near = gather_slices(ends, f.starts[rest], f.stops[rest])
-    owner = np.repeat(np.flatnonzero(rest), lengths[rest])
+    read = np.flatnonzero(rest)
+    near = gather_slices(ends, f.starts[read], f.stops[read])
     # only a neighbour that is some question's frontier node can join two nodes of its own
     marks[f.node] = True
     try:
         maybe = np.flatnonzero(marks[near])
     finally:
         marks[f.node] = False
-    near, owner = near[maybe], owner[maybe]
+    # the slice each kept neighbour was read from, by its position (not a slice index for every neighbour read)
+    owner = read[np.cumsum(lengths[read]).searchsorted(maybe, "right")]
+    near = near[maybe]
     q = f.q[owner]
     nodes = f.q * n_entities + f.node  # sorted: the frontier's order
     apart = in_sorted(q * n_entities + near, nodes) & (near != f.node[owner])

@@ -28,6 +28,23 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return out[keep]
 
 
+def merged_unique(values: np.ndarray) -> np.ndarray:
+    """:func:`sorted_unique` of an array made of ascending runs (slices of sorted lists, blocks of packed keys).
+
+    Timsort (``kind="stable"``) merges such runs in about linear time where
+    the default sort (introsort) sorts them from scratch: several times
+    faster on these arrays, a little slower on random ones. The result is the
+    same: equal values are equal, however ties are ordered.
+    """
+    if len(values) < 2:
+        return values
+    out = np.sort(values, kind="stable")
+    keep = np.empty(len(out), dtype=bool)
+    keep[0] = True
+    np.not_equal(out[1:], out[:-1], out=keep[1:])
+    return out[keep]
+
+
 def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` of a 1-D integer array: sorted distinct values, each value's index.
 
@@ -53,7 +70,10 @@ def first_occurrences(values: np.ndarray) -> np.ndarray:
     first = np.empty(len(values), dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return np.sort(order[first])
+    # the positions in ascending order: a mask read back, not a sort
+    at = np.zeros(len(values), dtype=bool)
+    at[order[first]] = True
+    return np.flatnonzero(at)
 
 
 def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -73,12 +93,19 @@ def gather_slices(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> 
     if len(starts) == 1:
         return values[int(starts[0]) : int(stops[0])]
     lengths = stops - starts
-    total = int(lengths.sum())
-    if total == 0:
+    full = lengths > 0
+    if not full.all():  # an empty slice has no position to mark its start
+        starts, stops, lengths = starts[full], stops[full], lengths[full]
+    if not len(starts):
         return values[:0]
-    # position p of the output belongs to slice i and reads values[starts[i] + (p - offset_i)]
-    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return values[np.arange(total, dtype=np.int64) + shift]
+    # the positions to read are a running sum: +1 within a slice, a jump to the next slice's start at its
+    # first position (one pass over the output instead of a repeat, an arange and an add)
+    offsets = np.cumsum(lengths)
+    at = np.ones(int(offsets[-1]), dtype=np.int64)
+    at[0] = starts[0]
+    at[offsets[:-1]] = starts[1:] - stops[:-1] + 1
+    np.cumsum(at, out=at)
+    return values.take(at)
 
 
 def sorted_rows(columns: Sequence[np.ndarray], sizes: Sequence[int]) -> list[np.ndarray]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import count, islice, repeat
+from itertools import islice, repeat
 from operator import eq
 from typing import Any, NamedTuple
 
@@ -62,6 +62,14 @@ class _Strings(dict):
     def __call__(self, text: str) -> int:
         return self.setdefault(text, len(self))
 
+    def numbers(self, texts: Iterable[str]) -> list[int]:
+        """``[self(text) for text in texts]``, in C: one look-up per text.
+
+        ``map`` takes the table's length just before ``setdefault`` stores a
+        new text, so that text is numbered as :meth:`__call__` numbers it.
+        """
+        return list(map(self.setdefault, texts, map(len, repeat(self))))
+
 
 class _ItemColumns(NamedTuple):
     """One question's evidence (or cut-off ties) in the blob, column by column, its scores not yet rounded."""
@@ -89,7 +97,7 @@ def _item_columns(source: ItemSource, strings: _Strings) -> _ItemColumns:
         lines = [item.get("line") for item in items]
     if not set(map(type, lines)) <= _STR_ONLY:
         lines = [line if type(line) is str else item_line(item) for item, line in zip(items, lines, strict=True)]
-    strings.update(zip([line for line in dict.fromkeys(lines) if line not in strings], count(len(strings))))
+    numbers = strings.numbers(lines)
     group = source.group_score
     if group is ALL:
         codes = [4] * len(items)
@@ -99,7 +107,7 @@ def _item_columns(source: ItemSource, strings: _Strings) -> _ItemColumns:
         codes = [4 * bool(tie) for tie in map(eq, scores, repeat(group))]
     for j, (mark, hop) in source.marked().items():
         codes[j] += mark + 8 * (hop or 0)
-    return _ItemColumns(list(map(strings.__getitem__, lines)), scores, codes)
+    return _ItemColumns(numbers, scores, codes)
 
 
 def _shown_scores(scores: list[Any]) -> list[Any]:

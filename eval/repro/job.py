@@ -23,6 +23,7 @@ not depend on the number of workers.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,6 +137,19 @@ class _Job:
     options: ReproOptions | None = None
     #: the questions' parsed gold, filled by the runs a process prepares (each worker its own copy)
     shared: dict[Any, Any] = field(default_factory=dict)
+    #: in a worker, what its finished tasks made (:meth:`keep`)
+    kept: list[Any] = field(default_factory=list)
+
+    def keep(self, leftovers: Any) -> None:
+        """Keep a finished task's leftovers until the process ends, in a worker only.
+
+        A group leaves millions of objects (its rows, their items); a worker
+        ends with ``os._exit`` and never frees them one by one, whereas
+        letting them die with the task would. The calling process frees them
+        as usual.
+        """
+        if multiprocessing.parent_process() is not None:
+            self.kept.append(leftovers)
 
 
 @dataclass
@@ -196,6 +210,7 @@ def _prepare_group(job: _Job, slots: list[tuple[str, str]]) -> list[Coded | _Fai
     orig, rep = out
     if job.options is not None and isinstance(orig, Coded) and isinstance(rep, Coded) and orig.qids == rep.qids:
         rep.orders = order_figures(orig.docs, rep.docs, job.options)
+    job.keep((reader, sources, group, alone))
     return out
 
 

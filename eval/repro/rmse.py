@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from eval.repro.means import exact_sum
+
 
 def paired(orig: np.ndarray, rep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two value arrays restricted to the questions where both are defined (not NaN)."""
@@ -33,7 +35,7 @@ def rmse_kernel(orig: np.ndarray, rep: np.ndarray) -> float | None:
     if not len(orig):
         return None
     diff = orig - rep
-    return math.sqrt(math.fsum((diff * diff).tolist()) / len(diff))
+    return math.sqrt(exact_sum(diff * diff) / len(diff))
 
 
 def nrmse_kernel(orig: np.ndarray, rep: np.ndarray) -> float | None:
@@ -42,7 +44,7 @@ def nrmse_kernel(orig: np.ndarray, rep: np.ndarray) -> float | None:
     if error is None:
         return None
     far = np.maximum(orig, 1.0 - orig)
-    worst = math.sqrt(math.fsum((far * far).tolist()) / len(far))
+    worst = math.sqrt(exact_sum(far * far) / len(far))
     return error / worst if worst > 0 else None
 
 

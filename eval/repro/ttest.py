@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from eval.repro.means import exact_sum
 from eval.repro.rmse import paired
 
 
@@ -48,9 +49,9 @@ def ttest_kernel(orig: np.ndarray, rep: np.ndarray) -> float | None:
     if n < 2:
         return None
     diff = orig - rep
-    mean = math.fsum(diff.tolist()) / n
+    mean = exact_sum(diff) / n
     centred = diff - mean
-    var = math.fsum((centred * centred).tolist()) / (n - 1)
+    var = exact_sum(centred * centred) / (n - 1)
     if var == 0.0:
         return 0.0 if mean != 0.0 else 1.0
     t = mean / math.sqrt(var / n)
