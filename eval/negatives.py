@@ -30,7 +30,7 @@ run's :class:`~eval.evidence.EvidenceTable`, every item tested at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain, repeat
 from typing import Any
 
@@ -92,15 +92,18 @@ def differing_triples(
 
 
 def differing_kept(question: Mapping[str, Any], variant: str, shared: dict[Any, Any] | None,
-                   star: list[GoldTriple] | None = None) -> tuple[list[GoldTriple], list[GoldTriple]]:
+                   star: list[GoldTriple] | Callable[[], list[GoldTriple]] | None = None
+                   ) -> tuple[list[GoldTriple], list[GoldTriple]]:
     """:func:`differing_triples` (key ``auto``), kept in ``shared`` when given.
 
     ``shared``: a cache of what depends on the question alone, kept by a caller
     that asks again (the question browser under every configuration, the
     audit's claims); an entry serves the very question object it was made for.
+    ``star``: the parsed ``S_star``, or a function giving it, called only when
+    the entry is not kept yet.
     """
     return kept_for(shared, ("differing", question.get("id"), variant), question,
-                    lambda: differing_triples(question, variant, star=star))
+                    lambda: differing_triples(question, variant, star=star() if callable(star) else star))
 
 
 def replaced_pair(
@@ -127,11 +130,14 @@ def question_pairs(table: EvidenceTable, i: int) -> dict[str, tuple[GoldTriple, 
     question = table.questions[i]
 
     def make() -> dict[str, tuple[GoldTriple, GoldTriple] | None]:
-        star = table.gold(i)
         if table.key == DEFAULT_KEY:  # the lists the question browser compares, made once for both
+            # S_star parsed only if a list is not kept yet (the reproduction keeps them for every question);
+            # without a cache it is parsed here, once for both lists
+            star = (lambda: table.gold(i)) if table.shared is not None else table.gold(i)
             return {kind: single_pair(*differing_kept(question, variant, table.shared, star))
                     for kind, (variant, _) in TYPES.items()}
-        return {kind: replaced_pair(question, variant, table.key, star) for kind, (variant, _) in TYPES.items()}
+        star_now = table.gold(i)
+        return {kind: replaced_pair(question, variant, table.key, star_now) for kind, (variant, _) in TYPES.items()}
 
     return kept_for(table.shared, ("negative pairs", question.get("id"), table.key), question, make)
 
