@@ -123,3 +123,29 @@ def test_question_pairs_parse_s_star_only_when_a_list_is_not_kept():
         del kept[key]  # what resolving parsed: the pairs must not need it again
     assert [question_pairs(before, i) for i in range(len(qs))] == want
     assert not [k for k in kept if k[0] == "S_star"]
+
+
+def test_pair_layout_kept_serves_the_same_question_objects_only():
+    """The pairs' layout kept for the next run scored against the same questions gives the codes a fresh one
+    gives; a run of other question objects (same ids, other pairs) gets its own layout."""
+    from eval.evidence import resolve
+    from eval.negatives import _pair_codes
+
+    def codes_of(table):
+        return [{kind: part[kind].tolist() for kind in part} for part in _pair_codes(table)]
+
+    qs = [q("q1"), q("q2", ids=True), {**q("q3"), "S_dist": None}, q("q4")]
+    qs[3]["S_stale"] = [T("a", "p", "b", 1980), T("b", "q", "c", 1981)]  # not evaluable for stale
+    runs = [[[T("a", "p", "b", 1980)], [], [T("b", "q", "x", 1991)], []],
+            [[], [{"s_id": "Qa", "r_id": "Pp", "o_id": "Qb", "t_start": 1980.0, "t_end": 1980.0}], [], [T("z", "p", "b", 1)]]]
+    shared: dict = {}
+    for evidence in runs + runs:
+        kept, fresh = resolve(qs, evidence, None, "auto", shared=shared), resolve(qs, evidence, None, "auto")
+        assert codes_of(kept) == codes_of(fresh)
+        assert negatives_report(kept, None) == negatives_report(fresh, None)
+    assert [k for k in shared if k[0] == "negative pair layout"]
+    other = [dict(x) for x in qs]
+    other[0]["S_stale"] = [T("a", "p", "b", 1970), T("b", "q", "c", 1994)]  # another replacement, same id
+    kept, fresh = resolve(other, runs[0], None, "auto", shared=shared), resolve(other, runs[0], None, "auto")
+    assert codes_of(kept) == codes_of(fresh) != codes_of(resolve(qs, runs[0], None, "auto"))
+    assert codes_of(resolve(qs[:2], runs[0][:2], None, "auto", shared=shared)) == codes_of(resolve(qs[:2], runs[0][:2], None, "auto"))
