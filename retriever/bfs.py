@@ -83,12 +83,17 @@ class Expansion:
         of rows each hop could have added (incident to its frontier, unseen,
         passing the filter) before its cap; a hop's cap was hit when this is
         larger than its ``hop_sizes`` entry. Empty otherwise.
+    ascending:
+        ``pool`` sorted, when it was made with the pool (by
+        :meth:`BFS.expand_many` with ``count_eligible``: one sort for the
+        batch instead of one per :meth:`PoolSummary.of`); else ``None``.
     """
 
     pool: np.ndarray
     rows: np.ndarray
     hop_sizes: tuple[int, ...]
     eligible: tuple[int, ...] = ()
+    ascending: np.ndarray | None = None
 
 
 #: Questions expanded together at most (bounds the temporary arrays of a hop).
@@ -122,7 +127,8 @@ class PoolSummary:
     @classmethod
     def of(cls, expansion: Expansion) -> PoolSummary:
         """The summary of an expansion made with ``count_eligible=True``."""
-        return cls(np.sort(expansion.pool, kind="stable"), expansion.hop_sizes, expansion.eligible, int(len(expansion.rows)))
+        rows = np.sort(expansion.pool, kind="stable") if expansion.ascending is None else expansion.ascending
+        return cls(rows, expansion.hop_sizes, expansion.eligible, int(len(expansion.rows)))
 
 
 def triple_ids(head: np.ndarray, relation: np.ndarray, tail: np.ndarray) -> np.ndarray:
@@ -305,8 +311,13 @@ class BFS:
         kept = segment_starts(pool_q[firsts], n_q).tolist()
         candidates = pool_rows[firsts]
         sizes_list, eligible_list = sizes.tolist(), eligible.tolist()
+        if not count_eligible:
+            return [Expansion(pool_rows[bounds[j]:bounds[j + 1]], candidates[kept[j]:kept[j + 1]], tuple(sizes_list[j]))
+                    for j in range(n_q)]
+        # the pools' summaries want each pool ascending: one sort of the batch (each pool is sorted runs, its hops)
+        ascending = np.sort(pool_q * n_rows + pool_rows, kind="stable") - pool_q * n_rows
         return [Expansion(pool_rows[bounds[j]:bounds[j + 1]], candidates[kept[j]:kept[j + 1]],
-                          tuple(sizes_list[j]), tuple(eligible_list[j]) if count_eligible else ())
+                          tuple(sizes_list[j]), tuple(eligible_list[j]), ascending[bounds[j]:bounds[j + 1]])
                 for j in range(n_q)]
 
     def _walk_start(self, anchor: int | np.ndarray, temporal_filter: bool | None,
