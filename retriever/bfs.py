@@ -58,7 +58,14 @@ import numpy as np
 from retriever.config import DEFAULTS
 from retriever.selection import CapRule, Frontier, PoolSoFar, segment_starts, select_hop
 from retriever.selection import count_eligible as count_eligible_rows
-from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, merged_unique, sorted_unique
+from tempbench_core.arrays import (
+    first_occurrences,
+    gather_slices,
+    in_sorted,
+    in_sorted_distinct,
+    merged_unique,
+    sorted_unique,
+)
 from tempbench_core.schema import whole_year
 from tempbench_core.scratch import ThreadScratch
 
@@ -299,7 +306,7 @@ class BFS:
                              if self.rule.unique_triples else _EMPTY)
             reached = merged_unique(np.concatenate((cand_q * n_entities + self.head[cand],
                                                     cand_q * n_entities + self.tail[cand])))
-            reached = reached[~in_sorted(reached, visited)]
+            reached = reached[~in_sorted_distinct(reached, visited)]
             visited = np.sort(np.concatenate((visited, reached)), kind="stable")
             q, nodes = np.divmod(reached, n_entities)
         # each question's pool: its hops in order, each in edge-id order
@@ -413,7 +420,7 @@ class BFS:
             starts, stops = self._slices(q, nodes, offsets)
             near = np.repeat(q * n_entities, stops - starts) + gather_slices(ends, starts, stops)
             near = merged_unique(near)  # one block per question
-            near = near[~in_sorted(near, visited)]
+            near = near[~in_sorted_distinct(near, visited)]
             if not len(near):
                 break
             visited = np.sort(np.concatenate((visited, near)), kind="stable")  # two sorted runs

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, merged_unique
+from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, in_sorted_distinct, merged_unique
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_BOUND = np.iinfo(np.int64).max
@@ -103,7 +103,8 @@ def select_hop(values: np.ndarray, frontier: Frontier, cap: int, pool: PoolSoFar
         keys = merged_unique(np.repeat(unit * n_rows, ends - starts) + gather_slices(values, starts, ends))
         u, row = np.divmod(keys, n_rows)
         if len(pool.seen):
-            fresh = ~in_sorted(unit_q[u] * n_rows + row, pool.seen)
+            # per hop the units are the questions, so these are the merged keys: ascending and distinct
+            fresh = ~(in_sorted if rule.per_node else in_sorted_distinct)(unit_q[u] * n_rows + row, pool.seen)
             u, row = u[fresh], row[fresh]
         exact = row <= bound[u]
         u, row = u[exact], row[exact]
