@@ -184,8 +184,9 @@ def count_eligible(ends: np.ndarray, frontier: Frontier, pool: PoolSoFar, wanted
         maybe = np.flatnonzero(marks[near])
     finally:
         marks[f.node] = False
-    # the slice each kept neighbour was read from, by its position (not a slice index for every neighbour read)
-    owner = read[np.cumsum(lengths[read]).searchsorted(maybe, "right")]
+    # the slice each kept neighbour was read from (not a slice index for every neighbour read): the kept
+    # positions ascend, so counting those below each slice's end takes one search per slice, not per neighbour
+    owner = np.repeat(read, np.diff(np.searchsorted(maybe, np.cumsum(lengths[read])), prepend=0))
     near = near[maybe]
     q = f.q[owner]
     nodes = f.q * n_entities + f.node  # sorted: the frontier's order
