@@ -30,13 +30,14 @@ run's :class:`~eval.evidence.EvidenceTable`, every item tested at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain, repeat
-from typing import Any
+from operator import is_
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from eval.evidence import SPACES, EvidenceTable
+from eval.evidence import SPACES, Codes, EvidenceTable
 from eval.keyspace import DEFAULT_KEY, GoldTriple, gold_triples
 from tempbench_core.memo import kept_for
 
@@ -92,15 +93,18 @@ def differing_triples(
 
 
 def differing_kept(question: Mapping[str, Any], variant: str, shared: dict[Any, Any] | None,
-                   star: list[GoldTriple] | None = None) -> tuple[list[GoldTriple], list[GoldTriple]]:
+                   star: list[GoldTriple] | Callable[[], list[GoldTriple]] | None = None
+                   ) -> tuple[list[GoldTriple], list[GoldTriple]]:
     """:func:`differing_triples` (key ``auto``), kept in ``shared`` when given.
 
     ``shared``: a cache of what depends on the question alone, kept by a caller
     that asks again (the question browser under every configuration, the
     audit's claims); an entry serves the very question object it was made for.
+    ``star``: the parsed ``S_star``, or a function giving it, called only when
+    the entry is not kept yet.
     """
     return kept_for(shared, ("differing", question.get("id"), variant), question,
-                    lambda: differing_triples(question, variant, star=star))
+                    lambda: differing_triples(question, variant, star=star() if callable(star) else star))
 
 
 def replaced_pair(
@@ -127,11 +131,14 @@ def question_pairs(table: EvidenceTable, i: int) -> dict[str, tuple[GoldTriple, 
     question = table.questions[i]
 
     def make() -> dict[str, tuple[GoldTriple, GoldTriple] | None]:
-        star = table.gold(i)
         if table.key == DEFAULT_KEY:  # the lists the question browser compares, made once for both
+            # S_star parsed only if a list is not kept yet (the reproduction keeps them for every question);
+            # without a cache it is parsed here, once for both lists
+            star = (lambda: table.gold(i)) if table.shared is not None else table.gold(i)
             return {kind: single_pair(*differing_kept(question, variant, table.shared, star))
                     for kind, (variant, _) in TYPES.items()}
-        return {kind: replaced_pair(question, variant, table.key, star) for kind, (variant, _) in TYPES.items()}
+        star_now = table.gold(i)
+        return {kind: replaced_pair(question, variant, table.key, star_now) for kind, (variant, _) in TYPES.items()}
 
     return kept_for(table.shared, ("negative pairs", question.get("id"), table.key), question, make)
 
@@ -183,23 +190,58 @@ def _pair_codes(table: EvidenceTable) -> tuple[dict[str, np.ndarray], ...]:
     hop's and the replacement's ``(s, r, o)`` codes in each space of
     :data:`~eval.evidence.SPACES` (-1: the triple lacks that space, -2: a value
     no item carries) and the replacement's window. The values to code are laid
-    out once per question (:func:`_pair_values`, kept across the runs scored
-    against it) and coded in one pass over the run's table.
+    out once for the questions (:func:`_pair_layout`, kept across the runs
+    scored against them): a run codes each distinct value once.
     """
     n = table.n
-    laid = [_pair_values(table, i) for i in range(n)]
-    lookup = dict(table.code_of)
-    lookup[_ABSENT] = -1  # a space the triple lacks, or a type that is not evaluable
-    values = list(chain.from_iterable(v for _, v, _ in laid))
-    codes = np.fromiter(map(lookup.get, values, repeat(-2)), dtype=np.int64, count=len(values))
-    codes = codes.reshape(n, len(TYPES), 2, len(SPACES), 3)
-    on = np.array([e for e, _, _ in laid], dtype=bool).reshape(n, len(TYPES))
-    windows = np.array([w for _, _, w in laid], dtype=np.float64).reshape(n, len(TYPES), 2)
+    layout = _pair_layout(table)
+    coded = np.fromiter(map(table.code_of.get, layout.distinct, repeat(-2)), dtype=np.int64, count=len(layout.distinct))
+    if layout.absent >= 0:
+        coded[layout.absent] = -1  # a space the triple lacks, or a type that is not evaluable
+    codes = coded[layout.slot].reshape(n, len(TYPES), 2, len(SPACES), 3)
     kinds = list(TYPES)
-    return ({kind: on[:, k].copy() for k, kind in enumerate(kinds)},
+    return ({kind: layout.on[:, k].copy() for k, kind in enumerate(kinds)},
             {kind: codes[:, k, 0].copy() for k, kind in enumerate(kinds)},
             {kind: codes[:, k, 1].copy() for k, kind in enumerate(kinds)},
-            {kind: windows[:, k].copy() for k, kind in enumerate(kinds)})
+            {kind: layout.windows[:, k].copy() for k, kind in enumerate(kinds)})
+
+
+class _PairLayout(NamedTuple):
+    """The replaced pairs of a table's questions laid out for :func:`_pair_codes`: what does not depend on the run.
+
+    ``questions``: the question objects it was made for, in order; ``on``:
+    evaluable per question and type; ``distinct``: the distinct values to code
+    (:func:`_pair_values`' values, :data:`_ABSENT` included); ``slot``: each
+    laid-out value's index in ``distinct``; ``absent``: the slot of
+    :data:`_ABSENT` (-1 when none); ``windows``: the replacements' windows.
+    """
+
+    questions: list[Mapping[str, Any]]
+    on: np.ndarray
+    distinct: list[Any]
+    slot: np.ndarray
+    absent: int
+    windows: np.ndarray
+
+
+def _pair_layout(table: EvidenceTable) -> _PairLayout:
+    """:class:`_PairLayout` of the table's questions, kept in its ``shared`` cache for the next run scored
+    against the very same question objects in the same order (the job scores every run of a split so)."""
+    key = ("negative pair layout", table.key)
+    known = None if table.shared is None else table.shared.get(key)
+    if known is not None and len(known.questions) == table.n and all(map(is_, known.questions, table.questions)):
+        return known
+    laid = [_pair_values(table, i) for i in range(table.n)]
+    slots = Codes()
+    slot = np.fromiter(slots.each(chain.from_iterable(v for _, v, _ in laid)), dtype=np.int64)
+    layout = _PairLayout(
+        questions=list(table.questions),
+        on=np.array([e for e, _, _ in laid], dtype=bool).reshape(table.n, len(TYPES)),
+        distinct=list(slots), slot=slot, absent=slots.get(_ABSENT, -1),
+        windows=np.array([w for _, _, w in laid], dtype=np.float64).reshape(table.n, len(TYPES), 2))
+    if table.shared is not None:
+        table.shared[key] = layout
+    return layout
 
 
 #: Stands for a value to code as -1 in :func:`_pair_codes` (no run's value is this object).

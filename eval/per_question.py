@@ -264,11 +264,12 @@ def run_stages(records: Mapping[Any, Mapping[str, Any]], questions: Sequence[Map
     return attribute_run(Explainer(index, config), records, questions)["questions"]
 
 
-def _slice_metrics(ev: Evaluation, index: np.ndarray) -> dict[str, RatioMetric]:
-    """TRP (macro inside the slice, 0.0 when no question of it has evidence) and CCR, as SPEC §3.2 slices them."""
-    trp = np.array([np.nan if ev.rows[i]["trp"] is None else ev.rows[i]["trp"] for i in index], dtype=np.float64)
-    ccr = np.array([ev.rows[i]["ccr"] for i in index], dtype=np.float64)
-    return {"TRP": mean_metric(trp, empty=0.0), "CCR": RatioMetric(ccr, np.ones(len(index)))}
+def _slice_metrics(trp: np.ndarray, ccr: np.ndarray) -> dict[str, RatioMetric]:
+    """TRP (macro inside the slice, 0.0 when no question of it has evidence) and CCR, as SPEC §3.2 slices them.
+
+    ``trp``, ``ccr``: the slice's questions' values (NaN: TRP of an empty retrieval).
+    """
+    return {"TRP": mean_metric(trp, empty=0.0), "CCR": RatioMetric(ccr, np.ones(len(ccr)))}
 
 
 def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = N_BOOT, seed: int = SEED,
@@ -289,16 +290,18 @@ def slice_intervals(ev: Evaluation, by: Sequence[str] = BY, n_boot: int = N_BOOT
     dict
         ``{field: {value: {"TRP": [low, high], "CCR": [low, high]}}}``.
     """
+    # every question's values read out of the rows once, each slice taking its part
+    trp = np.array([np.nan if row["trp"] is None else row["trp"] for row in ev.rows], dtype=np.float64)
+    ccr = np.array([row["ccr"] for row in ev.rows], dtype=np.float64)
     out: dict[str, dict[str, dict[str, list[float] | None]]] = {}
     for field in by:
         key = _SLICE_FIELD.get(field, field)
         groups: dict[Any, list[int]] = {}
         for i, row in enumerate(ev.rows):
             groups.setdefault(row.get(key), []).append(i)
-        out[field] = {
-            str(value): bootstrap_ci(_slice_metrics(ev, np.asarray(groups[value], dtype=np.int64)),
-                                     n_boot=n_boot, seed=seed, level=level,
-                                     resamples=kept_resamples(memo, len(groups[value]), n_boot, seed))
-            for value in sorted(groups, key=str)
-        }
+        out[field] = {}
+        for value in sorted(groups, key=str):
+            index = np.asarray(groups[value], dtype=np.int64)
+            out[field][str(value)] = bootstrap_ci(_slice_metrics(trp[index], ccr[index]), n_boot=n_boot, seed=seed,
+                                                  level=level, resamples=kept_resamples(memo, len(index), n_boot, seed))
     return out

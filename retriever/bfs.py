@@ -58,7 +58,14 @@ import numpy as np
 from retriever.config import DEFAULTS
 from retriever.selection import CapRule, Frontier, PoolSoFar, segment_starts, select_hop
 from retriever.selection import count_eligible as count_eligible_rows
-from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, merged_unique, sorted_unique
+from tempbench_core.arrays import (
+    first_occurrences,
+    gather_slices,
+    in_sorted,
+    in_sorted_distinct,
+    merged_unique,
+    sorted_unique,
+)
 from tempbench_core.schema import whole_year
 from tempbench_core.scratch import ThreadScratch
 
@@ -83,12 +90,17 @@ class Expansion:
         of rows each hop could have added (incident to its frontier, unseen,
         passing the filter) before its cap; a hop's cap was hit when this is
         larger than its ``hop_sizes`` entry. Empty otherwise.
+    ascending:
+        ``pool`` sorted, when it was made with the pool (by
+        :meth:`BFS.expand_many` with ``count_eligible``: one sort for the
+        batch instead of one per :meth:`PoolSummary.of`); else ``None``.
     """
 
     pool: np.ndarray
     rows: np.ndarray
     hop_sizes: tuple[int, ...]
     eligible: tuple[int, ...] = ()
+    ascending: np.ndarray | None = None
 
 
 #: Questions expanded together at most (bounds the temporary arrays of a hop).
@@ -122,7 +134,8 @@ class PoolSummary:
     @classmethod
     def of(cls, expansion: Expansion) -> PoolSummary:
         """The summary of an expansion made with ``count_eligible=True``."""
-        return cls(np.sort(expansion.pool, kind="stable"), expansion.hop_sizes, expansion.eligible, int(len(expansion.rows)))
+        rows = np.sort(expansion.pool, kind="stable") if expansion.ascending is None else expansion.ascending
+        return cls(rows, expansion.hop_sizes, expansion.eligible, int(len(expansion.rows)))
 
 
 def triple_ids(head: np.ndarray, relation: np.ndarray, tail: np.ndarray) -> np.ndarray:
@@ -293,7 +306,7 @@ class BFS:
                              if self.rule.unique_triples else _EMPTY)
             reached = merged_unique(np.concatenate((cand_q * n_entities + self.head[cand],
                                                     cand_q * n_entities + self.tail[cand])))
-            reached = reached[~in_sorted(reached, visited)]
+            reached = reached[~in_sorted_distinct(reached, visited)]
             visited = np.sort(np.concatenate((visited, reached)), kind="stable")
             q, nodes = np.divmod(reached, n_entities)
         # each question's pool: its hops in order, each in edge-id order
@@ -305,8 +318,13 @@ class BFS:
         kept = segment_starts(pool_q[firsts], n_q).tolist()
         candidates = pool_rows[firsts]
         sizes_list, eligible_list = sizes.tolist(), eligible.tolist()
+        if not count_eligible:
+            return [Expansion(pool_rows[bounds[j]:bounds[j + 1]], candidates[kept[j]:kept[j + 1]], tuple(sizes_list[j]))
+                    for j in range(n_q)]
+        # the pools' summaries want each pool ascending: one sort of the batch (each pool is sorted runs, its hops)
+        ascending = np.sort(pool_q * n_rows + pool_rows, kind="stable") - pool_q * n_rows
         return [Expansion(pool_rows[bounds[j]:bounds[j + 1]], candidates[kept[j]:kept[j + 1]],
-                          tuple(sizes_list[j]), tuple(eligible_list[j]) if count_eligible else ())
+                          tuple(sizes_list[j]), tuple(eligible_list[j]), ascending[bounds[j]:bounds[j + 1]])
                 for j in range(n_q)]
 
     def _walk_start(self, anchor: int | np.ndarray, temporal_filter: bool | None,
@@ -402,7 +420,7 @@ class BFS:
             starts, stops = self._slices(q, nodes, offsets)
             near = np.repeat(q * n_entities, stops - starts) + gather_slices(ends, starts, stops)
             near = merged_unique(near)  # one block per question
-            near = near[~in_sorted(near, visited)]
+            near = near[~in_sorted_distinct(near, visited)]
             if not len(near):
                 break
             visited = np.sort(np.concatenate((visited, near)), kind="stable")  # two sorted runs

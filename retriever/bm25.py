@@ -205,6 +205,18 @@ class BM25:
         return np.diff(self.group_indptr)
 
     @cached_property
+    def entry_weight(self) -> np.ndarray:
+        """``float64`` aligned with ``group_terms``: each ``(group, term)`` entry's :func:`term_weight`.
+
+        What a query term adds to a document's score does not depend on the
+        query: weighed once per process, as bm25s precomputes its sparse
+        weights, instead of once per scored candidate (an elementwise
+        float64 expression has the same bits whenever it is evaluated).
+        """
+        group = np.repeat(np.arange(self.group_len.shape[0], dtype=np.int64), self.group_nterms)
+        return term_weight(self.idf[self.group_terms], self.group_tf.astype(np.float64), self.group_norm[group], self.k1)
+
+    @cached_property
     def _row_of_term(self) -> ThreadScratch:
         """Scratch of :meth:`score_many`: ``int32[vocab_size]`` per thread, all -1 between calls."""
         return ThreadScratch(self.vocab_size, np.int32, -1)
@@ -324,23 +336,25 @@ class BM25:
             # every candidate's (term, tf) entries, kept where the term is one of its own query's
             lengths = self.group_nterms[groups]
             flat = _ranges(self.group_indptr[groups], lengths)
-            doc = np.repeat(np.arange(n, dtype=np.int64), lengths)  # each entry's candidate
-            entry_slot = slot[(owner * width)[doc] + column[self.group_terms[flat]]]
+            entry_slot = slot[np.repeat(owner * width, lengths) + column[self.group_terms[flat]]]
         finally:
             column[distinct] = -1
         n_positions = np.bincount(inverse, minlength=cells.shape[0])
-        first = np.cumsum(n_positions) - n_positions
         position = np.arange(terms.shape[0], dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         positions = position[np.argsort(inverse, kind="stable")]  # each cell's positions, ascending
         hit = np.flatnonzero(entry_slot >= 0)
-        entry_slot, flat, doc = entry_slot[hit], flat[hit], doc[hit]
-        weight = term_weight(self.idf[self.group_terms[flat]], self.group_tf[flat].astype(np.float64),
-                             self.group_norm[groups[doc]], self.k1)
-        # one (entry, position) pair per query position of the entry's term
-        count = n_positions[entry_slot]
-        at = positions[_ranges(first[entry_slot], count)]
-        pair = np.repeat(np.arange(entry_slot.shape[0], dtype=np.int64), count)
-        _add_in_query_order(scores, at, doc[pair], weight[pair], int(sizes.max()))
+        doc = np.repeat(np.arange(n, dtype=np.int64), lengths)[hit]  # each entry's candidate
+        entry_slot = entry_slot[hit]
+        weight = self.entry_weight[flat[hit]]
+        if n_positions.max() == 1:  # no query repeats a term (query_terms deduplicates): one position per entry
+            at = positions[entry_slot]
+        else:  # one (entry, position) pair per query position of the entry's term
+            first = np.cumsum(n_positions) - n_positions
+            count = n_positions[entry_slot]
+            at = positions[_ranges(first[entry_slot], count)]
+            pair = np.repeat(np.arange(entry_slot.shape[0], dtype=np.int64), count)
+            doc, weight = doc[pair], weight[pair]
+        _add_in_query_order(scores, at, doc, weight, int(sizes.max()))
         return scores
 
     def group_scores(self, query: str | np.ndarray | list[int]) -> np.ndarray:

@@ -158,8 +158,13 @@ class Ranker:
         rows = np.concatenate(pools).astype(np.int64, copy=False) if len(pools) else np.zeros(0, dtype=np.int64)
         owner = np.repeat(np.arange(len(pools), dtype=np.int64), sizes)
         scores = bm25.score_many([self._terms(q) for q in queries], owner, bm25.doc_group[rows])
-        keys = (-scores, owner) if not self.by_edge_id else (rows, -scores, owner)
-        order = np.lexsort(keys)  # stable: equal keys keep pool order
+        if self.by_edge_id:
+            order = np.lexsort((rows, -scores, owner))  # stable: equal keys keep pool order
+        else:
+            # np.lexsort((-scores, owner)) in two stable sorts: the questions' key fits a small integer type,
+            # whose stable sort is a radix sort (a merge sort for lexsort's int64)
+            by_score = np.argsort(-scores, kind="stable")
+            order = by_score[np.argsort(owner.astype(np.min_scalar_type(len(pools)))[by_score], kind="stable")]
         # each question's k-th largest score (-inf when it has at most k candidates), and what reaches it
         threshold = np.full(len(pools), -np.inf)
         full = np.flatnonzero(sizes > k)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, merged_unique
+from tempbench_core.arrays import first_occurrences, gather_slices, in_sorted, in_sorted_distinct, merged_unique
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_BOUND = np.iinfo(np.int64).max
@@ -103,7 +103,8 @@ def select_hop(values: np.ndarray, frontier: Frontier, cap: int, pool: PoolSoFar
         keys = merged_unique(np.repeat(unit * n_rows, ends - starts) + gather_slices(values, starts, ends))
         u, row = np.divmod(keys, n_rows)
         if len(pool.seen):
-            fresh = ~in_sorted(unit_q[u] * n_rows + row, pool.seen)
+            # per hop the units are the questions, so these are the merged keys: ascending and distinct
+            fresh = ~(in_sorted if rule.per_node else in_sorted_distinct)(unit_q[u] * n_rows + row, pool.seen)
             u, row = u[fresh], row[fresh]
         exact = row <= bound[u]
         u, row = u[exact], row[exact]
@@ -183,8 +184,9 @@ def count_eligible(ends: np.ndarray, frontier: Frontier, pool: PoolSoFar, wanted
         maybe = np.flatnonzero(marks[near])
     finally:
         marks[f.node] = False
-    # the slice each kept neighbour was read from, by its position (not a slice index for every neighbour read)
-    owner = read[np.cumsum(lengths[read]).searchsorted(maybe, "right")]
+    # the slice each kept neighbour was read from (not a slice index for every neighbour read): the kept
+    # positions ascend, so counting those below each slice's end takes one search per slice, not per neighbour
+    owner = np.repeat(read, np.diff(np.searchsorted(maybe, np.cumsum(lengths[read])), prepend=0))
     near = near[maybe]
     q = f.q[owner]
     nodes = f.q * n_entities + f.node  # sorted: the frontier's order

@@ -15,6 +15,8 @@ import contextlib
 import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +83,7 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
         if keep_pools:
             pools.append(st.pool)  # type: ignore[arg-type]
         records.append(record)
-        lines.append(dumps_record_bytes(record))
+        lines.append(dumps_record_bytes(record, _floats_alike(record)))
         stats["ids"].append(record["id"])
         stats["anchor_hit"].append(st.anchor_hit)
         stats["ambiguous_oracle"] += int(st.ambiguous_oracle)
@@ -91,6 +93,25 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
         stats["no_anchor"] += int(record["anchor"]["source"] == "none" or record["anchor"]["id"] is None)
         stats["oracle_by_label"] += int(st.oracle_by_label)
     return Shard(lo, hi, b"".join(lines), stats, records, pools)
+
+
+#: What a record's id, split and anchor fields may be for :func:`_floats_alike` (a bool is an int).
+_NO_FLOAT = (str, int, type(None))
+_SCORE = itemgetter("score")
+
+
+def _floats_alike(record: Mapping[str, Any]) -> bool:
+    """Whether every float of a retrieved record is ``0.0`` or at least ``1e-4`` (``floats_alike`` of
+    :func:`~tempbench_core.jsonl.dumps_compact_bytes`: its line is then written without a scan).
+
+    An evidence item holds the KG's strings and integer years and one float,
+    its score; the id, the split and the anchor (an ``s_id`` absent from the
+    KG, SPEC §2.3) come from the question and may be anything.
+    """
+    if not all(isinstance(value, _NO_FLOAT) for value in (record["id"], record["split"], *record["anchor"].values())):
+        return False
+    # filter(None, ...) leaves out the zero scores (0.0 and -0.0 are false): C loops, no Python test per score
+    return min(filter(None, map(_SCORE, chain(record["evidence"], record["cutoff_ties"]))), default=1.0) >= 1e-4
 
 
 def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:

@@ -85,6 +85,25 @@ def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[pos] == values
 
 
+def in_sorted_distinct(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """:func:`in_sorted` of ascending, distinct ``values``.
+
+    A BFS hop tests many merged keys against a smaller set (the pool so far,
+    the entities visited): each element of the set is looked up among the
+    values instead, one binary search per set element rather than one per
+    value. A value equal to an element is the one found there (the values are
+    distinct), so a value is marked exactly when the set holds it.
+    """
+    if len(sorted_set) >= len(values):
+        return in_sorted(values, sorted_set)
+    out = np.zeros(len(values), dtype=bool)
+    at = np.searchsorted(values, sorted_set)
+    inside = at < len(values)
+    at = at[inside]
+    out[at[values[at] == sorted_set[inside]]] = True
+    return out
+
+
 def gather_slices(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     """``concatenate([values[starts[i]:stops[i]] for i])`` without a Python loop over the slices.
 

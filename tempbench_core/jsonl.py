@@ -259,8 +259,20 @@ def dumps_compact(obj: Any) -> str:
     return _dumps(obj, separators=(",", ":")) if out is None else out.decode("utf-8")
 
 
-def dumps_compact_bytes(obj: Any) -> bytes:
-    """:func:`dumps_compact` as UTF-8 bytes, for a writer of bytes (no text decoded only to be encoded again)."""
+def dumps_compact_bytes(obj: Any, floats_alike: bool = False) -> bytes:
+    """:func:`dumps_compact` as UTF-8 bytes, for a writer of bytes (no text decoded only to be encoded again).
+
+    ``floats_alike``: the caller knows that every float of ``obj`` is ``0.0``,
+    of magnitude at least ``1e-4``, or not finite. orjson then writes what
+    :func:`dumps_compact` writes (strings, integers, ``None`` and such floats
+    alike: a NaN or infinity is ``null`` in both), so its output is taken
+    without scanning it for the forms where the two differ.
+    """
+    if floats_alike:
+        try:
+            return orjson.dumps(obj)
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # e.g. an integer beyond 64 bits: the standard library's bytes, below
     out = _orjson_compact(obj)
     return _dumps(obj, separators=(",", ":")).encode("utf-8") if out is None else out
 

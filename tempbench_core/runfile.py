@@ -67,9 +67,9 @@ def dumps_record(record: dict[str, Any]) -> str:
     return dumps_compact(record) + "\n"
 
 
-def dumps_record_bytes(record: dict[str, Any]) -> bytes:
-    """:func:`dumps_record` as UTF-8 bytes."""
-    return dumps_compact_bytes(record) + b"\n"
+def dumps_record_bytes(record: dict[str, Any], floats_alike: bool = False) -> bytes:
+    """:func:`dumps_record` as UTF-8 bytes (``floats_alike``: see :func:`~tempbench_core.jsonl.dumps_compact_bytes`)."""
+    return dumps_compact_bytes(record, floats_alike) + b"\n"
 
 
 #: The names of a run file (SPEC §1.4's per-question forms, each possibly gzip-compressed), longest first: its

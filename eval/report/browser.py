@@ -13,17 +13,24 @@ span of its questions) with its own string table, so parts can be made in
 other processes; :class:`BrowserBlob` merges them in configuration order
 into the blob one pass would make (:func:`browser_data`). :func:`browser_json`
 is the blob as ``report.html`` embeds it.
+
+A part's entries travel as JSON text already (a million evidence rows as
+Python lists cost far more to pickle, unpickle and walk than their text):
+the text has a hole (a NUL byte, which JSON text never holds raw) wherever a
+string number goes, and the part lists those numbers in its own table. The
+merge fills the holes with the shared table's numbers; the blob holds each
+configuration's entries as one :class:`RawJSON`, written as it is.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice, repeat
 from operator import eq
 from typing import Any, NamedTuple
 
 import numpy as np
+import orjson
 
 from eval.explain import STAGE_HELP, STAGES, Explainer, Explanation
 from eval.question_detail import (
@@ -39,11 +46,21 @@ from eval.question_detail import (
     triple_view,
 )
 from eval.report.tables import ordered
-from tempbench_core.jsonl import dumps_json, dumps_strict_bytes
+from tempbench_core.jsonl import dumps_json, dumps_strict_bytes, loads_fast
 from tempbench_core.schema import format_year
 
 #: A stage's code in the blob: its index in ``stages``.
 _STAGE_CODE = {stage: i for i, stage in enumerate(STAGES)}
+
+#: Where a string number goes in a part's entries text: raw NUL, which JSON escapes inside a string.
+_HOLE_BYTES = b"\x00"
+_HOLE = orjson.Fragment(_HOLE_BYTES)
+
+
+class RawJSON(bytes):
+    """JSON text the blob holds as it is (a configuration's entries): :func:`browser_json` writes it verbatim."""
+
+    __slots__ = ()
 
 
 def _triple_text(t: Mapping[str, Any] | None) -> str:
@@ -212,7 +229,13 @@ def browser_part(
     span: range | None = None,
     shared: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """One configuration's share of the blob, JSON-ready, with its own string table (see :func:`merge_parts`).
+    """One configuration's share of the blob, with its own string table (see :func:`merge_parts`).
+
+    A dict: ``strings`` (the part's table), ``entries`` (their JSON text with
+    holes, see the module docstring; :func:`part_entries` reads it),
+    ``holes`` (the string numbers that fill them, in order), ``stages`` (per
+    entry its hops' stage codes, ``None`` where the run lacks the question),
+    ``rows`` (``[position, question row]``) and ``settings``.
 
     ``rows_for``: the positions in ``chosen`` whose question row this part
     makes (:func:`row_sources`). ``span``: only these positions of ``chosen``
@@ -239,11 +262,13 @@ def browser_part(
         return None if value is None else strings(str(value))
 
     # every entry's evidence and ties, made into rows at the end, once the part's scores are rounded together
-    columns: list[tuple[dict[str, Any], str, _ItemColumns]] = []
+    columns: list[tuple[dict[str, Any], list[int], _ItemColumns, _ItemColumns]] = []
+    stages: list[list[int] | None] = []
     for j, q in items:
         record = run.get(q["id"])
         if record is None:
             entries.append(None)
+            stages.append(None)
             continue
         ex = explainer.explain(q, record)
         read = ex.read
@@ -253,24 +278,56 @@ def browser_part(
         a = anchor_view(explainer, record, anchor_idx, gold_idx, read.gold)
         p = pool_view(explainer, q, anchor_idx, read.tq)
         # strings numbered in order of first use: the anchor's four texts, then the evidence, then the ties
-        anchor = [a["source"], text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"]),
-                  a["hit"], a["in_kg"]]
+        texts = [text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"])]
+        source = a["source"]
+        # a source other than a string is written as the whole blob's writer would (orjson cannot write all)
+        anchor = [source if type(source) is str else orjson.Fragment(dumps_strict_bytes(source)),
+                  *[None if i is None else _HOLE for i in texts], a["hit"], a["in_kg"]]
         evidence, ties = evidence_sources(ex, q, record, shared)
+        codes = [_STAGE_CODE[h.stage] for h in ex.hops]
         entry: dict[str, Any] = {
-            "st": [_STAGE_CODE[h.stage] for h in ex.hops],
+            "st": codes,
             "a": anchor,
             "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
             "pr": [p["pool_rows"], p["candidates"]],
         }
-        columns.append((entry, "ev", _item_columns(evidence, strings)))
-        columns.append((entry, "ti", _item_columns(ties, strings)))
+        columns.append((entry, [i for i in texts if i is not None], _item_columns(evidence, strings),
+                        _item_columns(ties, strings)))
         entries.append(entry)
+        stages.append(codes)
         if settings is None:
             settings = {"rule": a["rule"], "k": explainer.config.k}
-    shown = iter(_shown_scores([score for _, _, made in columns for score in made.scores]))
-    for entry, key, made in columns:
-        entry[key] = list(map(list, zip(made.lines, islice(shown, len(made.scores)), made.codes, strict=True)))
-    return {"strings": list(strings), "entries": entries, "rows": qrows, "settings": settings}
+    shown = iter(_shown_scores([score for _, _, ev, ti in columns for made in (ev, ti) for score in made.scores]))
+    # the string numbers in the order the text holds them: per entry the anchor's, the evidence's, the ties'
+    holes: list[int] = []
+    for entry, anchor_texts, ev, ti in columns:
+        holes += anchor_texts
+        for key, made in (("ev", ev), ("ti", ti)):
+            entry[key] = list(zip(repeat(_HOLE), islice(shown, len(made.scores)), made.codes, strict=False))
+            holes += made.lines
+    # the entries without the list's brackets, so that consecutive parts join with a comma; every value
+    # left is one orjson writes as json would (ints, floats, bools, None, strings), the source aside
+    return {"strings": list(strings), "entries": orjson.dumps(entries)[1:-1], "holes": np.array(holes, dtype=np.int64),
+            "stages": stages, "rows": qrows, "settings": settings}
+
+
+def part_entries(part: Mapping[str, Any]) -> list[Any]:
+    """A :func:`browser_part`'s entries as Python values, numbering strings in the part's own table."""
+    return loads_fast(b"[" + _filled(part["entries"], part["holes"]) + b"]")
+
+
+def _filled(text: bytes, numbers: np.ndarray) -> bytes:
+    """``text`` with its holes filled, in order, with ``numbers`` (written as JSON integers)."""
+    if not len(numbers):
+        return text
+    pieces = text.split(_HOLE_BYTES)
+    if len(pieces) != len(numbers) + 1:
+        raise ValueError(f"{len(pieces) - 1} holes for {len(numbers)} string numbers")
+    # orjson writes the integers; joined with the pieces in between (all C loops)
+    out: list[bytes] = [b""] * (2 * len(pieces) - 1)
+    out[::2] = pieces
+    out[1::2] = orjson.dumps(numbers, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
+    return b"".join(out)
 
 
 def _question_row(q: Mapping[str, Any], ex: Explanation, shared: dict[Any, Any] | None) -> dict[str, Any]:
@@ -312,42 +369,32 @@ class BrowserBlob:
     as its run is made (``tempbench reproduce`` does so while the runs are
     scored).
 
-    The parts are consumed: their entries are renumbered in place and become
-    the blob's (no copy of the browser's million rows is made, nor freed).
+    Each configuration's entries become one :class:`RawJSON` text: the parts'
+    texts with their holes filled, joined.
     """
 
     def __init__(self, chosen: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
         self.names = list(names)
-        self.number: dict[str, int] = {}
+        self.number = _Strings()
         self.qrows: list[dict[str, Any]] = [{} for _ in chosen]
-        self.per_config: dict[str, list[Any]] = {}
+        self.per_config: dict[str, RawJSON] = {}
         self.settings: dict[str, dict[str, Any]] = {}
 
     def add(self, name: str, parts: Sequence[Mapping[str, Any]]) -> None:
         """Merge configuration ``name``'s parts (consecutive spans, in order); configurations come in ``names`` order."""
         if len(self.per_config) >= len(self.names) or self.names[len(self.per_config)] != name:
             raise ValueError(f"configuration {name!r} added out of order (expected {self.names[len(self.per_config):]})")
-        number = self.number
-        # new strings numbered at their first use (the dict keeps insertion order)
-        number.update(zip(dict.fromkeys(t for part in parts for t in part["strings"] if t not in number),
-                          itertools.count(len(number))))
-        entries: list[Any] = []
+        texts: list[bytes] = []
         for part in parts:
-            new = list(map(number.__getitem__, part["strings"]))
-            for e in part["entries"]:
-                if e is not None:
-                    a = e["a"]
-                    a[1:5] = [None if i is None else new[i] for i in a[1:5]]
-                    for x in e["ev"]:
-                        x[0] = new[x[0]]
-                    for x in e["ti"]:
-                        x[0] = new[x[0]]
-                entries.append(e)
+            # new strings numbered at their first use, parts in order
+            new = np.array(self.number.numbers(part["strings"]), dtype=np.int64)
+            if part["entries"]:
+                texts.append(_filled(part["entries"], new[part["holes"]]))
             for j, row in part["rows"]:
                 self.qrows[j] = row
             if part["settings"] is not None and name not in self.settings:
                 self.settings[name] = part["settings"]
-        self.per_config[name] = entries
+        self.per_config[name] = RawJSON(b"[" + b",".join(texts) + b"]")
 
     def finish(self) -> dict[str, Any]:
         """The blob (every configuration added)."""
@@ -367,11 +414,27 @@ class BrowserBlob:
 
 
 def _json_for_script(data: Any) -> str:
-    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` left to parse as HTML."""
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` left to parse as HTML.
+
+    A :class:`RawJSON` value of a dict (at any depth of dicts) is written as it is.
+    """
     # compact; a NaN or infinity (a score, an answer) as null, which JSON.parse reads. Escaped as
     # UTF-8 bytes (these three characters are single bytes there), decoded once.
-    raw = dumps_strict_bytes(data)
+    try:
+        raw = dumps_strict_bytes(_raw_as(data, orjson.Fragment))
+    except TypeError:
+        # the writer fell back to json, which cannot write a fragment: the same bytes from the values read back
+        raw = dumps_strict_bytes(_raw_as(data, loads_fast))
     return raw.replace(b"&", b"\\u0026").replace(b"<", b"\\u003c").replace(b">", b"\\u003e").decode("utf-8")
+
+
+def _raw_as(data: Any, convert: Callable[[bytes], Any]) -> Any:
+    """``data`` with each :class:`RawJSON` value of a dict (at any depth of dicts) converted."""
+    if type(data) is RawJSON:
+        return convert(bytes(data))
+    if isinstance(data, Mapping):
+        return {key: _raw_as(value, convert) for key, value in data.items()}
+    return data
 
 
 def browser_json(data: Mapping[str, Any] | None) -> str:

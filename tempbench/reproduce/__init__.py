@@ -272,8 +272,8 @@ def finish_attribution(inputs: JobInputs, name: str, shards: list[ShardResult], 
     """Write run ``name``'s loss attribution (SPEC §7) and merge its browser rows into ``blob``; its summary."""
     stages: dict[Any, list[str]] = {}
     for shard in shards:
-        for question, entry in zip(inputs.chosen[shard.lo:shard.hi], shard.browser["entries"], strict=True):
-            stages[question["id"]] = [STAGES[i] for i in entry["st"]]
+        for question, codes in zip(inputs.chosen[shard.lo:shard.hi], shard.browser["stages"], strict=True):
+            stages[question["id"]] = [STAGES[i] for i in codes]
     result = {"questions": stages, "summary": summarize(inputs.chosen, stages, load_config(name))}
     write_text(inputs.out / "explain" / f"{name}.json", attribution_json(result))
     blob.add(name, [shard.browser for shard in shards])

@@ -34,3 +34,15 @@ def test_first_occurrences_are_the_first_positions_of_each_value(values: list[in
         firsts.setdefault(v, i)
     got = arrays.first_occurrences(np.array(values, dtype=np.int64))
     assert got.tolist() == sorted(firsts.values())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(small_ints, max_size=60), st.lists(small_ints, max_size=60))
+def test_in_sorted_distinct_is_membership(values: list[int], members: list[int]) -> None:
+    # distinct ascending values against a sorted set with repeats, larger or smaller than the values, or empty
+    distinct = np.array(sorted(set(values)), dtype=np.int64)
+    sorted_set = np.array(sorted(members + values[::3]), dtype=np.int64)
+    got = arrays.in_sorted_distinct(distinct, sorted_set)
+    assert got.tolist() == [v in set(sorted_set.tolist()) for v in distinct.tolist()]
+    assert got.tolist() == arrays.in_sorted(distinct, sorted_set).tolist()
+    assert got.dtype == bool

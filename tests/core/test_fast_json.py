@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import dumps_compact, dumps_strict, loads_fast, read_jsonl
+from tempbench_core.jsonl import dumps_compact, dumps_compact_bytes, dumps_strict, loads_fast, read_jsonl
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)  # surrogate-free: writable as UTF-8
 FLOATS = st.one_of(
@@ -65,6 +65,24 @@ def test_dumps_compact_is_the_standard_librarys_bytes(value):
 def test_run_records_are_written_as_before(items):
     record = {"id": "q1", "split": "test", "evidence": items, "cutoff_ties": []}
     assert dumps_compact(record) == _std_strict(record)
+
+
+# floats that orjson and json.dumps write alike (a NaN or infinity is null in both); text that looks like the others
+ALIKE_FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: x == 0 or not abs(x) < 1e-4),
+                         st.sampled_from([0.0, -0.0, 1e-4, -1e-4, 1e16, 5e22, math.nan, math.inf]))
+LOOKALIKE_TEXT = st.one_of(TEXT, st.sampled_from(["e-5", "0.00001", "null", "Saint-Jean e-1", "\u2028\x7f\x00"]))
+ALIKE_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), INTS, ALIKE_FLOATS, LOOKALIKE_TEXT),
+                            lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                    st.dictionaries(LOOKALIKE_TEXT, inner, max_size=4)),
+                            max_leaves=20)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(ALIKE_VALUES)
+def test_floats_alike_skips_only_the_scan(value):
+    # the caller's word that every float is 0 or at least 1e-4 (or not finite) gives the same bytes, unscanned;
+    # integers beyond 64 bits still go to the standard library
+    assert dumps_compact_bytes(value, floats_alike=True) == dumps_compact_bytes(value) == _std_strict(value).encode()
 
 
 def test_tuples_and_odd_keys_are_written_as_the_standard_library_writes_them():

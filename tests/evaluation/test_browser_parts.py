@@ -15,9 +15,10 @@ import copy
 import pytest
 
 from eval.explain import Explainer
-from eval.report.browser import browser_part, browser_questions, merge_parts, row_sources
+from eval.report.browser import browser_json, browser_part, browser_questions, merge_parts, part_entries, row_sources
 from retriever import Retriever, load_benchmark, load_config
 from tempbench.data import resolve_data
+from tempbench_core.jsonl import loads_fast
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,8 @@ def parts(small_sample, small_index):
     chosen = browser_questions(questions, runs)
     rows_from = row_sources(chosen, names, runs)
     made = {n: browser_part(chosen, n, runs[n], Explainer(small_index, load_config(n)), rows_from[n]) for n in names}
-    return chosen, names, runs, made, merge_parts(chosen, names, copy.deepcopy(made))  # merging consumes the parts
+    # the blob as the page reads it (each configuration's entries are JSON text in the blob itself)
+    return chosen, names, runs, made, loads_fast(browser_json(merge_parts(chosen, names, copy.deepcopy(made))))
 
 
 def _slots(entry):
@@ -45,7 +47,7 @@ def _slots(entry):
 def test_indices_name_the_same_texts(parts):
     _chosen, names, _runs, made, blob = parts
     for name in names:
-        for local, merged in zip(made[name]["entries"], blob["runs"][name], strict=True):
+        for local, merged in zip(part_entries(made[name]), blob["runs"][name], strict=True):
             assert (local is None) == (merged is None)
             if local is not None:
                 assert [made[name]["strings"][i] for i in _slots(local)] == [blob["strings"][i] for i in _slots(merged)]
@@ -84,4 +86,10 @@ def test_parts_made_in_spans_merge_into_the_same_blob(parts, small_index, size):
         for n in names:
             spans[n].append(browser_part(chosen, n, runs[n], explainers[n], rows_from[n],
                                          span=range(lo, min(lo + size, len(chosen))), shared=shared))
-    assert merge_parts(chosen, names, spans) == blob
+    assert loads_fast(browser_json(merge_parts(chosen, names, spans))) == blob
+
+
+def test_stages_are_the_entries_stages(parts):
+    _chosen, names, _runs, made, _blob = parts
+    for name in names:
+        assert [None if e is None else e["st"] for e in part_entries(made[name])] == made[name]["stages"]

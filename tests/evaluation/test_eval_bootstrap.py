@@ -109,3 +109,46 @@ def test_intervals_do_not_depend_on_the_blas_threads():
         done = subprocess.run([sys.executable, "-c", _BLAS_PROBE], env=env, capture_output=True, text=True, check=True)
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def _float_sums(drawn: Resamples, values: np.ndarray) -> np.ndarray:
+    """``C @ values`` with every column summed in float64 (no int32 part): what :meth:`Resamples.sums` must equal."""
+    columns = np.ascontiguousarray(np.atleast_2d(np.asarray(values, dtype=np.float64).T))
+    out = np.zeros((drawn.n_boot, len(columns)))
+    if drawn.n:
+        for start, block in drawn.blocks():
+            out[start:start + len(block)] = bootstrap.weighted_sums(block, columns)
+    return out
+
+
+_ODD_VALUES = [0.0, -0.0, 1.0, -1.0, 2.0, 15.0, 0.5, 1e-300, np.nan, np.inf, -np.inf, 2.0**31, -(2.0**30), 3e9]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 300), n_boot=st.integers(0, 70), seed=st.integers(0, 5),
+       kinds=st.lists(st.sampled_from(["mask", "small", "signed", "float", "odd", "big"]), min_size=1, max_size=6))
+def test_whole_number_columns_sum_to_the_same_bits_as_floats(n, n_boot, seed, kinds):
+    # columns of whole numbers are summed in int32: exact, so the same bits as the float64 sums, whatever the order
+    rng = np.random.default_rng(seed)
+    make = {
+        "mask": lambda: rng.integers(0, 2, n).astype(float),
+        "small": lambda: rng.integers(0, 16, n).astype(float),
+        "signed": lambda: rng.integers(-9, 9, n).astype(float) * np.where(rng.random(n) < 0.1, -0.0, 1.0),
+        "float": lambda: rng.random(n),
+        "odd": lambda: rng.choice(_ODD_VALUES, n),
+        "big": lambda: np.full(n, 2.0**31 // max(n, 1)) - rng.integers(0, 2, n),
+    }
+    values = np.stack([make[k]() for k in kinds], axis=1) if n else np.zeros((0, len(kinds)))
+    drawn = Resamples(n, n_boot, seed)
+    got, want = drawn.sums(values), _float_sums(drawn, values)
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    assert drawn.sums(values[:, 0]).tobytes() == np.ascontiguousarray(want[:, 0]).tobytes()
+
+
+def test_counts_beyond_a_byte_are_kept():
+    drawn = Resamples(300, 3, seed=1)
+    draws = np.zeros((3, 300), dtype=np.int32)  # every replicate draws question 0 three hundred times
+    drawn.table = drawn._count(draws)
+    assert drawn.table[:, 0].tolist() == [300] * 3 and drawn.counts().sum() == 900
+    assert drawn.sums(np.arange(300.0)).tolist() == [0.0] * 3 and drawn.sums(np.ones(300)).tolist() == [300.0] * 3
+    assert Resamples(50, 10, seed=2).table.dtype == np.uint8  # a byte a cell in the usual case

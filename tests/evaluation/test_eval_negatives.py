@@ -96,3 +96,56 @@ def test_differing_triples_kept_serve_their_own_question_only():
     other = {**question, "S_stale": list(question["S_star"])}  # same id, nothing differs
     assert differing_kept(other, "S_stale", shared) == ([], []) == differing_triples(other, "S_stale")
     assert differing_kept(question, "S_dist", None) == differing_triples(question, "S_dist")
+
+
+def test_question_pairs_parse_s_star_only_when_a_list_is_not_kept():
+    """The pairs are the same whether the differing lists were kept beforehand (the reproduction keeps them for
+    every question), kept as they are made, or made without a cache; S_star is parsed only when one is needed."""
+    from eval.evidence import resolve
+    from eval.negatives import differing_kept, question_pairs
+
+    qs = [q("q1"), q("q2", ids=True), {**q("q3"), "S_dist": None}]
+    evidence = [[T("a", "p", "b", 1980)], [], [T("b", "q", "x", 1991)]]
+    plain = resolve(qs, evidence, None, "auto")
+    want = [question_pairs(plain, i) for i in range(len(qs))]
+    assert want[0]["stale"] is not None and want[2]["dist"] is None
+
+    fresh: dict = {}
+    made = resolve(qs, evidence, None, "auto", shared=fresh)
+    assert [question_pairs(made, i) for i in range(len(qs))] == want
+
+    kept: dict = {}
+    for question in qs:
+        for variant in ("S_stale", "S_dist"):
+            differing_kept(question, variant, kept)
+    before = resolve(qs, evidence, None, "auto", shared=kept)
+    for key in [k for k in kept if k[0] == "S_star"]:
+        del kept[key]  # what resolving parsed: the pairs must not need it again
+    assert [question_pairs(before, i) for i in range(len(qs))] == want
+    assert not [k for k in kept if k[0] == "S_star"]
+
+
+def test_pair_layout_kept_serves_the_same_question_objects_only():
+    """The pairs' layout kept for the next run scored against the same questions gives the codes a fresh one
+    gives; a run of other question objects (same ids, other pairs) gets its own layout."""
+    from eval.evidence import resolve
+    from eval.negatives import _pair_codes
+
+    def codes_of(table):
+        return [{kind: part[kind].tolist() for kind in part} for part in _pair_codes(table)]
+
+    qs = [q("q1"), q("q2", ids=True), {**q("q3"), "S_dist": None}, q("q4")]
+    qs[3]["S_stale"] = [T("a", "p", "b", 1980), T("b", "q", "c", 1981)]  # not evaluable for stale
+    runs = [[[T("a", "p", "b", 1980)], [], [T("b", "q", "x", 1991)], []],
+            [[], [{"s_id": "Qa", "r_id": "Pp", "o_id": "Qb", "t_start": 1980.0, "t_end": 1980.0}], [], [T("z", "p", "b", 1)]]]
+    shared: dict = {}
+    for evidence in runs + runs:
+        kept, fresh = resolve(qs, evidence, None, "auto", shared=shared), resolve(qs, evidence, None, "auto")
+        assert codes_of(kept) == codes_of(fresh)
+        assert negatives_report(kept, None) == negatives_report(fresh, None)
+    assert [k for k in shared if k[0] == "negative pair layout"]
+    other = [dict(x) for x in qs]
+    other[0]["S_stale"] = [T("a", "p", "b", 1970), T("b", "q", "c", 1994)]  # another replacement, same id
+    kept, fresh = resolve(other, runs[0], None, "auto", shared=shared), resolve(other, runs[0], None, "auto")
+    assert codes_of(kept) == codes_of(fresh) != codes_of(resolve(qs, runs[0], None, "auto"))
+    assert codes_of(resolve(qs[:2], runs[0][:2], None, "auto", shared=shared)) == codes_of(resolve(qs[:2], runs[0][:2], None, "auto"))

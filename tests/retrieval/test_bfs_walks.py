@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from reference.retriever import SlowRetriever
 from reference.tiny import make_index
 
-from retriever.bfs import BFS
+from retriever.bfs import BFS, PoolSummary
 
 rows_strategy = st.lists(
     st.tuples(st.integers(0, 9), st.integers(0, 1), st.integers(0, 9), st.integers(2000, 2002)), min_size=1, max_size=40
@@ -104,6 +104,22 @@ def test_eligible_rows_are_counted_exactly(rows, anchor, hops, caps, on, per_nod
     exp = bfs.expand(a, t_query, count_eligible=True)
     assert exp.pool.tolist() == bfs.expand(a, t_query).pool.tolist()
     assert_eligible_replayed(kg, exp, a, lambda r: not on or float(kg.year[r]) == t_query)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=rows_strategy, anchors=st.lists(st.integers(0, 9), min_size=1, max_size=6), hops=st.integers(1, 3),
+       on=st.booleans(), t_query=st.sampled_from([2000.0, 2001.0]))
+def test_pool_summaries_of_a_batch_hold_each_pool_ascending_and_its_eligible_rows(rows, anchors, hops, on, t_query):
+    # expand_many sorts the batch's pools at once for the summaries, and counts the eligible rows of all the
+    # questions together: each must be its own
+    index = make_index([(f"E{s}", f"P{r}", f"E{o}", y) for s, r, o, y in rows], {})
+    bfs = BFS(index.kg, index.incidence, hops=hops, caps=(2,) * hops, temporal_filter=on)
+    ids = [index.kg.entity_index.get(f"E{a}") for a in anchors]
+    kg = index.kg
+    for a, exp in zip(ids, bfs.expand_many(ids, [t_query] * len(ids), count_eligible=True), strict=True):
+        assert PoolSummary.of(exp).rows.tolist() == sorted(exp.pool.tolist())
+        if a is not None:  # and each question's eligible rows counted as its own hops replayed count them
+            assert_eligible_replayed(kg, exp, a, lambda r: not on or float(kg.year[r]) == t_query)
 
 
 def assert_eligible_replayed(kg, exp, anchor, passes) -> None:

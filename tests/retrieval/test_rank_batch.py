@@ -85,6 +85,21 @@ def test_score_many_equals_one_query_at_a_time(seed, texts, data) -> None:
         assert bits(together[owner == q]) == bits(alone)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_score_many_equals_the_posting_lists_with_and_without_repeated_terms(seed) -> None:
+    # group_scores weighs each term from the posting lists (no precomputed entry weights), query order kept;
+    # a query without a repeated term takes score_many's one-position path, one with repeats the other
+    bm25 = make_index(seed, n_rows=120).bm25
+    everything = np.arange(bm25.group_len.shape[0], dtype=np.int64)
+    rng = random.Random(seed)
+    for _ in range(20):
+        terms = rng.sample(range(bm25.vocab_size), rng.randint(1, min(5, bm25.vocab_size)))
+        for query in (terms, terms + terms[::-1][: rng.randint(1, len(terms))]):
+            query = np.asarray(query, dtype=np.int64)
+            scored = bm25.score_many([query], np.zeros(len(everything), dtype=np.int64), everything)
+            assert bits(scored) == bits(bm25.group_scores(query))
+
+
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 5), texts=queries, k=st.integers(1, 6), tie_break=st.sampled_from(["reverse_lex", "pool_order"]),
        homonym_order=st.sampled_from(["pool", "edge_id"]), template=st.booleans(), batch=st.integers(1, 4),
