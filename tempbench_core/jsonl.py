@@ -310,6 +310,17 @@ def dumps_strict_bytes(obj: Any) -> bytes:
     return out
 
 
+def dumps_fragment_bytes(obj: Any) -> bytes:
+    """orjson's compact bytes of ``obj``: a piece of a document that :func:`dumps_strict_bytes` writes whole.
+
+    Not checked here on purpose: the document's writer scans its whole text,
+    pieces included (as an ``orjson.Fragment``), for the forms where orjson and
+    ``json`` differ, and the document is written by ``json`` when one occurs.
+    numpy arrays are written as lists.
+    """
+    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
 def _finite(obj: Any) -> Any:
     """``obj`` with every NaN or infinity replaced by ``None`` (tuples become lists, as JSON writes them)."""
     # isinstance, not type: numpy's float64 is a float subclass, and json writes it as a float

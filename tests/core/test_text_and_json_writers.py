@@ -16,12 +16,20 @@ import re
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tempbench_core.atomic import write_json, write_jsonl
-from tempbench_core.jsonl import dumps_compact, dumps_json, dumps_strict, dumps_strict_bytes, terminal_json
+from tempbench_core.jsonl import (
+    dumps_compact,
+    dumps_fragment_bytes,
+    dumps_json,
+    dumps_strict,
+    dumps_strict_bytes,
+    terminal_json,
+)
 from tempbench_core.runfile import write_meta
 from tempbench_core.text import (
     lone_surrogate,
@@ -146,6 +154,30 @@ def test_terminal_json_is_the_same_value_with_nothing_raw() -> None:
     text = terminal_json(value)
     assert not RAW.search(text.replace("\n", "")), text
     assert json.loads(text) == value
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_JSON_VALUES)
+@settings(max_examples=300, deadline=None)
+def test_a_fragment_in_a_strict_document_is_written_as_its_value(value: object) -> None:
+    # the strict writer either takes the fragment as it is, with the bytes the plain value gets,
+    # or refuses it (TypeError: json cannot write a fragment) where orjson's forms would differ
+    try:
+        whole = dumps_strict_bytes({"x": [orjson.Fragment(dumps_fragment_bytes(value))]})
+    except TypeError:
+        return
+    assert whole == dumps_strict_bytes({"x": [value]})
+
+
+def test_fragment_writes_numpy_arrays_as_lists() -> None:
+    assert dumps_fragment_bytes(np.array([3, -1, 2**40], dtype=np.int64)) == b"[3,-1,1099511627776]"
+    assert dumps_fragment_bytes([]) == b"[]"
 
 
 # The modules allowed to call json.dumps / orjson.dumps themselves: the writers, and two calls
