@@ -19,7 +19,7 @@ from eval.audit.run import audit_document, run_audit
 from eval.evidence import TablePart, table_of, table_part
 from eval.key_space_effect import part_other_space, parts_suffice
 from eval.per_question import slice_intervals
-from eval.report.html import browser_part
+from eval.report.browser import SharedStrings, browser_part
 from eval.report.plots import SCORE_PLOTS, write_plots
 from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import retrieve_shard
@@ -58,13 +58,16 @@ def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int) -> list
     the question alone (``inputs.shared``: its parsed gold, negatives, valid
     rows, counterfactual reaches) is made once in one process, not once per
     process that happens to meet the question, and a configuration that finds
-    an earlier one's anchor takes its pool and ranking.
+    an earlier one's anchor takes its pool and ranking; their browser parts
+    share one string table (mostly the same evidence lines).
     """
     retrieved: dict[Any, Any] = {}  # the shard's pools and rankings, for the configurations that agree on them
-    return [_run_configuration_shard(inputs, name, lo, hi, retrieved) for name in names]
+    strings = SharedStrings(lo)
+    return [_run_configuration_shard(inputs, name, lo, hi, retrieved, strings) for name in names]
 
 
-def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, retrieved: dict[Any, Any]) -> ShardResult:
+def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, retrieved: dict[Any, Any],
+                             strings: SharedStrings) -> ShardResult:
     """One configuration's part of :func:`run_shard` (SPEC §2, §7).
 
     The pools are at hand here, so the loss attribution reads them instead of
@@ -82,7 +85,7 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
     explainer.prepare(list(zip(questions, shard.records, strict=True)))
     run = {record["id"]: record for record in shard.records}
     part = browser_part(inputs.chosen, name, run, explainer, inputs.rows_from[name], span=range(lo, hi),
-                        shared=inputs.shared)
+                        shared=inputs.shared, strings=strings)
     reads = [explainer.explain(q, record).read for q, record in zip(questions, shard.records, strict=True)]
     table = table_of(questions, reads, "auto", [record.get("evidence") for record in shard.records], inputs.shared)
     if in_worker:
