@@ -455,14 +455,19 @@ def _json_for_script(data: Any) -> str:
 
     A :class:`RawJSON` value of a dict (at any depth of dicts) is written as it is.
     """
+    return _script_json(data).decode("utf-8")
+
+
+def _script_json(data: Any) -> bytes:
+    """:func:`_json_for_script` as UTF-8 bytes."""
     # compact; a NaN or infinity (a score, an answer) as null, which JSON.parse reads. Escaped as
-    # UTF-8 bytes (these three characters are single bytes there), decoded once.
+    # UTF-8 bytes (these three characters are single bytes there).
     try:
         raw = dumps_strict_bytes(_raw_as(data, orjson.Fragment))
     except TypeError:
         # the writer fell back to json, which cannot write a fragment: the same bytes from the values read back
         raw = dumps_strict_bytes(_raw_as(data, loads_fast))
-    return raw.replace(b"&", b"\\u0026").replace(b"<", b"\\u003c").replace(b">", b"\\u003e").decode("utf-8")
+    return raw.replace(b"&", b"\\u0026").replace(b"<", b"\\u003c").replace(b">", b"\\u003e")
 
 
 def _raw_as(data: Any, convert: Callable[[bytes], Any]) -> Any:
@@ -476,4 +481,9 @@ def _raw_as(data: Any, convert: Callable[[bytes], Any]) -> Any:
 
 def browser_json(data: Mapping[str, Any] | None) -> str:
     """The browser's blob as the page embeds it (:func:`render_html`'s ``data_json``)."""
-    return _json_for_script(data if data is not None else {"configs": [], "questions": [], "runs": {}})
+    return browser_json_bytes(data).decode("utf-8")
+
+
+def browser_json_bytes(data: Mapping[str, Any] | None) -> bytes:
+    """:func:`browser_json` as UTF-8 bytes: what ``report.html`` holds, never decoded when only written."""
+    return _script_json(data if data is not None else {"configs": [], "questions": [], "runs": {}})
