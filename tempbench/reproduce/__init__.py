@@ -44,7 +44,7 @@ from typing import Any
 
 from eval.bootstrap import N_BOOT
 from eval.explain import STAGES, attribution_json, summarize
-from eval.report.html import BrowserBlob, browser_json, write_html
+from eval.report.html import BrowserBlob, browser_json_bytes, write_html
 from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
@@ -184,7 +184,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
             scored[name] = pool.submit(score_run, name, parts[name], kept.get(name))
         finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
     # the browser's data once every run's rows are in, while the workers still score
-    browser = finisher.submit(lambda b: browser_json(b.finish()), blob)
+    browser = finisher.submit(lambda b: browser_json_bytes(b.finish()), blob)
     # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
     # holds up neither
     for plot, needs in PARTIAL_PLOTS.items():
