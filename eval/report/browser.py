@@ -407,7 +407,7 @@ class BrowserBlob:
         self.qrows: list[dict[str, Any]] = [{} for _ in chosen]
         self.per_config: dict[str, RawJSON] = {}
         self.settings: dict[str, dict[str, Any]] = {}
-        self.shared: dict[Hashable, list[int]] = {}  # a shared table's key -> the blob's number of each of its strings
+        self.shared: dict[Hashable, np.ndarray] = {}  # a shared table's key -> the blob's number of each of its strings
 
     def add(self, name: str, parts: Sequence[Mapping[str, Any]]) -> None:
         """Merge configuration ``name``'s parts (consecutive spans, in order); configurations come in ``names`` order."""
@@ -416,17 +416,16 @@ class BrowserBlob:
         texts: list[bytes] = []
         for part in parts:
             # new strings numbered at their first use, parts in order
-            new = self.number.numbers(part["strings"])
+            new = np.array(self.number.numbers(part["strings"]), dtype=np.int64)
             if part.get("table") is not None:
                 key, first = part["table"]
-                known = self.shared.setdefault(key, [])
+                known = self.shared.get(key, new[:0])
                 if first != len(known):
                     raise ValueError(f"a part of shared table {key!r} starts at string {first}, not {len(known)}: "
                                      "parts merged out of the order they were made")
-                known += new
-                new = known
+                new = self.shared[key] = np.concatenate((known, new))
             if part["entries"]:
-                texts.append(_filled(part["entries"], np.array(new, dtype=np.int64)[part["holes"]]))
+                texts.append(_filled(part["entries"], new[part["holes"]]))
             for j, row in part["rows"]:
                 self.qrows[j] = row
             if part["settings"] is not None and name not in self.settings:
