@@ -342,9 +342,25 @@ class Explainer:
             return explanation
         return self._explain(question, record, True)
 
+    def _read(self, question: Mapping[str, Any], evidence: Any, ties: Any) -> QuestionRead:
+        """The record's evidence and cut-off ties matched to the gold (:func:`eval.evidence.read_question`).
+
+        Configurations that agree on a question's anchor and pool share its
+        ranking, the very ``evidence`` and ``cutoff_ties`` lists
+        (:meth:`retriever.Retriever.retrieve_many`, which does not change them
+        once made): the last read of each question is kept in :attr:`shared`
+        and serves the next configuration that hands over the same lists.
+        """
+        key = ("read", question.get("id"))
+        known = self.shared.get(key)
+        if known is not None and known[0] is question and known[1] is evidence and known[2] is ties:
+            return known[3]
+        read = read_question(question, evidence or [], ties or [], "auto", self.shared)
+        self.shared[key] = (question, evidence, ties, read)
+        return read
+
     def _explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool) -> Explanation:
-        read = read_question(question, record.get("evidence") or [], record.get("cutoff_ties") or [], "auto",
-                             self.shared)
+        read = self._read(question, record.get("evidence"), record.get("cutoff_ties"))
         tq = read.tq
         hops = gold_hops(read.gold)
         # hop -> gold class of the resolved evidence (one to one when both use the hop's space)
