@@ -25,6 +25,7 @@ from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import retrieve_shard
 from tempbench.reproduce.inputs import JobInputs
 from tempbench_core.atomic import write_json
+from tempbench_core.errors import OutputError
 from tempbench_core.runfile import read_written_run
 
 
@@ -32,7 +33,8 @@ from tempbench_core.runfile import read_written_run
 class ShardResult:
     """What one shard of a configuration's run gives the job.
 
-    ``text`` and ``stats``: the run file's lines and counts (:class:`retriever.Shard`);
+    ``text`` and ``stats``: the run file's lines (or the part file holding them, when the task was given a
+    folder for them) and counts (:class:`retriever.Shard`);
     ``browser``: the shard's part of the question browser, loss attribution
     included; ``table``: its resolved evidence for the scorer; ``anchors``: each
     record's ``anchor.id`` (what the audit's anchor recall reads of the run);
@@ -42,7 +44,7 @@ class ShardResult:
 
     lo: int
     hi: int
-    text: bytes
+    text: bytes | Path
     stats: dict[str, Any]
     browser: dict[str, Any]
     table: TablePart | None
@@ -51,7 +53,8 @@ class ShardResult:
     seconds: float = 0.0
 
 
-def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int) -> list[ShardResult]:
+def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int,
+              texts: Path | None = None) -> list[ShardResult]:
     """Questions ``lo`` to ``hi`` of the split retrieved and explained under each configuration of ``names``.
 
     One task takes a shard through every configuration so that what depends on
@@ -59,13 +62,29 @@ def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int) -> list
     rows, counterfactual reaches) is made once in one process, not once per
     process that happens to meet the question, and a configuration that finds
     an earlier one's anchor takes its pool and ranking.
+
+    ``texts``: a folder where each configuration's run-file text is left as a
+    part file (its result names the file): from a worker, the megabytes of a
+    run go through the disk's cache once rather than be pickled, piped and
+    unpickled.
     """
     retrieved: dict[Any, Any] = {}  # the shard's pools and rankings, for the configurations that agree on them
-    return [_run_configuration_shard(inputs, name, lo, hi, retrieved) for name in names]
+    return [_run_configuration_shard(inputs, name, lo, hi, retrieved, None if texts is None else texts / f"{lo}.{c}.part")
+            for c, name in enumerate(names)]
 
 
-def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, retrieved: dict[Any, Any]) -> ShardResult:
-    """One configuration's part of :func:`run_shard` (SPEC §2, §7).
+def _text_part(path: Path, text: bytes, run: Path) -> Path:
+    """``text`` written to ``path`` (a scratch file of the job); a failure names the run file it is for."""
+    try:
+        path.write_bytes(text)
+    except OSError as exc:
+        raise OutputError(run, exc.strerror or str(exc)) from None
+    return path
+
+
+def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, retrieved: dict[Any, Any],
+                             text_file: Path | None) -> ShardResult:
+    """One configuration's part of :func:`run_shard` (SPEC §2, §7); its run-file text left in ``text_file`` if given.
 
     The pools are at hand here, so the loss attribution reads them instead of
     expanding them again, and the scorer's resolution of the evidence is the
@@ -88,7 +107,8 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
     if in_worker:
         inputs.keep((explained, shard))  # freed with the process, not object by object
     anchors = [record["anchor"]["id"] for record in shard.records]
-    return ShardResult(lo, hi, shard.text, shard.stats, part, make_part(table), anchors,
+    text = shard.text if text_file is None else _text_part(text_file, shard.text, inputs.out / "runs" / f"{name}.jsonl")
+    return ShardResult(lo, hi, text, shard.stats, part, make_part(table), anchors,
                        None if in_worker else shard.records, time.perf_counter() - t0)
 
 
