@@ -27,6 +27,7 @@ from tempbench.reproduce.inputs import JobInputs
 from tempbench_core.atomic import write_json
 from tempbench_core.errors import OutputError
 from tempbench_core.runfile import read_written_run
+from tempbench_core.workers import Packed
 
 
 @dataclass
@@ -36,7 +37,8 @@ class ShardResult:
     ``text`` and ``stats``: the run file's lines (or the part file holding them, when the task was given a
     folder for them) and counts (:class:`retriever.Shard`);
     ``browser``: the shard's part of the question browser, loss attribution
-    included; ``table``: its resolved evidence for the scorer; ``anchors``: each
+    included; ``table``: its resolved evidence for the scorer (:class:`~tempbench_core.workers.Packed` by the worker
+    that made it: the job passes the same bytes on to the scorer instead of pickling the part again); ``anchors``: each
     record's ``anchor.id`` (what the audit's anchor recall reads of the run);
     ``records``: the records themselves, only when the task ran in the job's own
     process; ``seconds``: how long the shard took under this configuration.
@@ -47,7 +49,7 @@ class ShardResult:
     text: bytes | Path
     stats: dict[str, Any]
     browser: dict[str, Any]
-    table: TablePart | None
+    table: TablePart | Packed[TablePart] | None
     anchors: list[Any]
     records: list[dict[str, Any]] | None = None
     seconds: float = 0.0
@@ -108,7 +110,8 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
         inputs.keep((explained, shard))  # freed with the process, not object by object
     anchors = [record["anchor"]["id"] for record in shard.records]
     text = shard.text if text_file is None else _text_part(text_file, shard.text, inputs.out / "runs" / f"{name}.jsonl")
-    return ShardResult(lo, hi, text, shard.stats, part, make_part(table), anchors,
+    table_part = make_part(table)
+    return ShardResult(lo, hi, text, shard.stats, part, Packed(table_part) if in_worker else table_part, anchors,
                        None if in_worker else shard.records, time.perf_counter() - t0)
 
 
@@ -117,18 +120,25 @@ def make_part(table: Any) -> TablePart:
     return table_part(table, part_other_space(table))
 
 
-def scored_from_parts(parts: Sequence[TablePart | None]) -> bool:
+def unpacked(part: TablePart | Packed[TablePart] | None) -> TablePart | None:
+    """A shard's table part, unpacked if it came :class:`~tempbench_core.workers.Packed`."""
+    return part.unpack() if isinstance(part, Packed) else part
+
+
+def scored_from_parts(parts: Sequence[TablePart | Packed[TablePart] | None]) -> bool:
     """Whether :func:`score_run` scores from the shards' table parts alone (else it reads the run's records)."""
+    parts = [unpacked(part) for part in parts]
     return bool(parts) and all(part is not None for part in parts) and parts_suffice(parts)  # type: ignore[arg-type]
 
 
-def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
+def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | Packed[TablePart] | None],
               records: Mapping[Any, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Score run ``name`` (SPEC §6.2) and write ``scores/<name>.json``; also its per-slice intervals.
 
     From the shards' table parts when they carry all it needs; else from the
     run's records (``records``, or its file).
     """
+    parts = [unpacked(part) for part in parts]
     if scored_from_parts(parts):
         ev = evaluate_parts(parts, inputs.chosen, inputs.questions, inputs.flags,  # type: ignore[arg-type]
                             shared=inputs.shared)
