@@ -65,7 +65,7 @@ from tempbench.reproduce.tasks import (
 )
 from tempbench_core.atomic import write_text
 from tempbench_core.console import info
-from tempbench_core.errors import ConfigError
+from tempbench_core.errors import ConfigError, OutputError
 from tempbench_core.memory import gc_paused
 from tempbench_core.outputs import DEFAULT_OUT
 from tempbench_core.provenance import Provenance, make_provenance
@@ -260,8 +260,11 @@ def text_folder(out: Path) -> Iterator[Path]:
     ``out`` made here is removed again if the job leaves it empty (a failure).
     """
     made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=".shard-texts-", dir=out))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=".shard-texts-", dir=out))
+    except OSError as exc:
+        raise OutputError(out, exc.strerror or str(exc)) from None
     try:
         yield folder
     finally:

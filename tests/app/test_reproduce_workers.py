@@ -146,3 +146,27 @@ def test_the_shards_texts_leave_nothing_behind(small_sample, tmp_path, monkeypat
         job.reproduce(data, out=tmp_path / "failed", split="all", workers=2, n_boot=5)
     assert multiprocessing.active_children() == []
     assert not (tmp_path / "failed").exists()
+
+
+def test_the_folder_of_the_shards_texts(tmp_path):
+    """Made in the output (made too, and removed again when left empty), removed in every case; a folder that cannot
+    be made is an output error naming the output."""
+    import pytest
+
+    from tempbench.reproduce import text_folder
+    from tempbench_core.errors import OutputError
+
+    out = tmp_path / "new" / "out"
+    with pytest.raises(KeyError), text_folder(out) as folder:
+        (folder / "0.0.part").write_bytes(b"{}\n")
+        assert folder.parent == out and folder.name.startswith(".")
+        raise KeyError("stopped")
+    assert not out.exists() and (tmp_path / "new").is_dir()
+    out.mkdir()
+    (out / "mine.txt").write_text("kept\n", encoding="utf-8")
+    with text_folder(out) as folder:
+        (folder / "0.0.part").write_bytes(b"{}\n")
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    with pytest.raises(OutputError, match="a-file"), text_folder(tmp_path / "a-file" / "out"):
+        pass
