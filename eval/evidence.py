@@ -32,6 +32,7 @@ from eval.keyspace import (
     DEFAULT_KEY,
     EMPTY_ITEMS,
     KEY_CHOICES,
+    ClassLookup,
     GoldTriple,
     Item,
     RawItems,
@@ -120,17 +121,24 @@ def read_question(question: Any, evidence: Any, extra: Any = (), key: str = DEFA
     gold = parsed_gold(question, key, shared)
     spaces = gold_spaces(question, gold, key)
     items = read_items(evidence, "evidence", where, spaces, key)
-    ties = read_items(extra, "cutoff_ties", where, spaces, key) if extra else EMPTY_ITEMS
     primary = primary_space(set(items.spaces), key, spaces)
     class_valid, class_keys, lookup = gold_classes(gold, primary, tq)
-    try:
-        items_cls = match_classes(items, lookup)
-        extra_cls = match_classes(ties, lookup)
-    except TypeError:  # an unhashable s/r/o read by the fast path: read again, item by item, for the message
-        items = read_items(tuple(evidence), "evidence", where, spaces, key)
-        ties = read_items(tuple(extra), "cutoff_ties", where, spaces, key)
-        items_cls, extra_cls = match_classes(items, lookup), match_classes(ties, lookup)
+    # the evidence is matched before the ties are read: a problem of the evidence is named first
+    items, items_cls = _matched(items, evidence, "evidence", where, spaces, key, lookup)
+    ties, extra_cls = (_matched(read_items(extra, "cutoff_ties", where, spaces, key), extra, "cutoff_ties", where,
+                                spaces, key, lookup) if extra else (EMPTY_ITEMS, []))
     return QuestionRead(tq, primary, class_valid, class_keys, gold, items, items_cls, ties, extra_cls)
+
+
+def _matched(raw: RawItems, given: Any, kind: str, where: str, spaces: set[str], key: str,
+             lookup: ClassLookup) -> tuple[RawItems, list[int]]:
+    """``(raw, its gold classes)``; an unhashable s/r/o (read as it is by read_items' fast path) makes the
+    items be read again item by item, which names it."""
+    try:
+        return raw, match_classes(raw, lookup)
+    except TypeError:
+        raw = read_items(tuple(given), kind, where, spaces, key)
+        return raw, match_classes(raw, lookup)
 
 
 #: The arrays an :class:`ItemColumns` is made of (the others derive from them).

@@ -68,7 +68,7 @@ import numpy as np
 from eval.evidence import QuestionRead, read_question
 from eval.keyspace import GoldTriple, read_t_query
 from retriever import PoolSummary, Retriever, RetrieverConfig
-from tempbench_core.arrays import in_sorted, sorted_unique
+from tempbench_core.arrays import sorted_unique
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, dumps_json
 from tempbench_core.memo import keep, kept, kept_for
@@ -342,9 +342,25 @@ class Explainer:
             return explanation
         return self._explain(question, record, True)
 
+    def _read(self, question: Mapping[str, Any], evidence: Any, ties: Any) -> QuestionRead:
+        """The record's evidence and cut-off ties matched to the gold (:func:`eval.evidence.read_question`).
+
+        Configurations that agree on a question's anchor and pool share its
+        ranking, the very ``evidence`` and ``cutoff_ties`` lists
+        (:meth:`retriever.Retriever.retrieve_many`, which does not change them
+        once made): the last read of each question is kept in :attr:`shared`
+        and serves the next configuration that hands over the same lists.
+        """
+        key = ("read", question.get("id"))
+        known = self.shared.get(key)
+        if known is not None and known[0] is question and known[1] is evidence and known[2] is ties:
+            return known[3]
+        read = read_question(question, evidence or [], ties or [], "auto", self.shared)
+        self.shared[key] = (question, evidence, ties, read)
+        return read
+
     def _explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool) -> Explanation:
-        read = read_question(question, record.get("evidence") or [], record.get("cutoff_ties") or [], "auto",
-                             self.shared)
+        read = self._read(question, record.get("evidence"), record.get("cutoff_ties"))
         tq = read.tq
         hops = gold_hops(read.gold)
         # hop -> gold class of the resolved evidence (one to one when both use the hop's space)
@@ -451,7 +467,7 @@ class _Pools:
         """
         if self.anchor is None or not len(ends):
             return False
-        return bool(in_sorted(ends, self.reach(filtered)).any())
+        return _any_in(ends, self.reach(filtered))
 
     def run_pool(self) -> np.ndarray:
         if self._run is None:
@@ -482,7 +498,7 @@ class _Pools:
         """Whether a valid row is in the run's own (capped) pool, before deduplication."""
         if self.anchor is None or not len(rows):
             return False
-        return bool(in_sorted(rows, self.run_pool()).any())
+        return _any_in(rows, self.run_pool())
 
     def facts(self, rows: np.ndarray, ends: np.ndarray, head: np.ndarray, tail: np.ndarray,
               depth: int) -> dict[str, bool]:
@@ -497,6 +513,17 @@ class _Pools:
 def _reach_key(question: Any, anchor: int | None, on: bool, hops: int) -> tuple[Any, ...]:
     """The cache key of a question's reach from ``anchor`` with the filter ``on`` or off, at depth ``hops``."""
     return ("reach", None if question is None else question.get("id"), anchor, bool(on), int(hops))
+
+
+def _any_in(values: np.ndarray, sorted_set: np.ndarray) -> bool:
+    """``in_sorted(values, sorted_set).any()``: whether one of a few values is in an ascending array.
+
+    The element at each value's insertion point (clipped to the last) equals
+    the value exactly when the set holds it; no mask of the values is made.
+    """
+    if not len(sorted_set):
+        return False
+    return bool((sorted_set.take(sorted_set.searchsorted(values), mode="clip") == values).any())
 
 
 def _member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:

@@ -50,7 +50,6 @@ def _other_reading(table: EvidenceTable, space: str) -> tuple[list[int], list[in
 _GETTERS = {"id": itemgetter(*ID_KEYS), "label": itemgetter(*LABEL_KEYS)}
 _LIST_ONLY = frozenset((list,))
 _DICT_ONLY = frozenset((dict,))
-_STR_ONLY = frozenset((str,))
 
 
 def _plain_forced_table(table: EvidenceTable, space: str) -> EvidenceTable | None:
@@ -58,9 +57,10 @@ def _plain_forced_table(table: EvidenceTable, space: str) -> EvidenceTable | Non
 
     For the common case, where that resolve would read every list by
     :func:`eval.keyspace.read_items`' fast path: lists of dicts carrying
-    ``space`` with string ``s, r, o``. An item's times do not depend on the
-    space it is read in, and the table's items are its evidence read (in
-    order), so the times are the table's own; only the items' ``(s, r, o)``
+    ``space`` (their ``s, r, o`` kept as they are, as read_items keeps them;
+    an unhashable one is left to resolve, which names it). An item's times
+    do not depend on the space it is read in, and the table's items are its
+    evidence read (in order), so the times are the table's own; only the items' ``(s, r, o)``
     in ``space`` and the gold classes keyed there are read again (the classes
     once per question, :func:`~eval.evidence.forced_classes`). Anything else
     (and the errors to raise) is left to resolve.
@@ -78,15 +78,16 @@ def _plain_forced_table(table: EvidenceTable, space: str) -> EvidenceTable | Non
         srots = list(map(_GETTERS[space], flat))
     except KeyError:
         return None
-    if not set(map(type, chain.from_iterable(srots))) <= _STR_ONLY:
-        return None
     cls: list[int] = []
     class_valid: list[bool] = []
     n_gold = np.zeros(table.n, dtype=np.int64)
     start = table.items.start.tolist()
     for i, q in enumerate(table.questions):
         valid, lookup = forced_classes(q, space, table.shared)  # raises where read_question would
-        cls += map(lookup.get, srots[start[i]:start[i + 1]], repeat(-1))
+        try:
+            cls += map(lookup.get, srots[start[i]:start[i + 1]], repeat(-1))
+        except TypeError:  # an unhashable s, r or o: resolve names it
+            return None
         class_valid += valid
         n_gold[i] = len(valid)
     cls_start = np.concatenate([[0], np.cumsum(n_gold)]).astype(np.int64)

@@ -29,7 +29,7 @@ run into one table of arrays, which every metric reads.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, repeat
+from itertools import repeat
 from math import isnan
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -47,7 +47,6 @@ _TS = itemgetter("t_start")
 _TE = itemgetter("t_end")
 _NUMBER_TYPES = frozenset((int, float))
 _FLOAT_ONLY = frozenset((float,))
-_STR_ONLY = frozenset((str,))
 _DICT_ONLY = frozenset((dict,))
 
 
@@ -296,9 +295,19 @@ def read_scores(raw: list[Any]) -> list[float]:
 def read_items(items: Any, kind: str, where: str, spaces: set[str], key: str) -> RawItems:
     """The items of one question's ``evidence`` (or ``cutoff_ties``, ``kind``) as :class:`RawItems`.
 
-    The common case, a list of dicts in the space the rule picks first with
-    numeric times, is read with C-level ``map`` calls; anything else item by
-    item (:func:`_read_item`), which also raises the errors.
+    The common case, a list of dicts in the space the rule picks first, is
+    read with C-level ``map`` calls; anything else item by item
+    (:func:`_read_item`), which also raises the errors. What the fast path
+    reads is what :func:`_read_item` reads of the same items:
+
+    - a time is ``float()`` of its value, which is :func:`to_float` wherever
+      ``float()`` succeeds (to_float first rejects ``None``, lists, tuples
+      and dicts, which ``float()`` rejects too: only a subclass of those
+      defining ``__float__`` would read differently);
+    - ``(s, r, o)`` is the values' tuple whatever their type, as
+      :func:`_srot` makes it; an unhashable one fails where it is hashed
+      (the class lookup of :func:`eval.evidence.read_question`, which then
+      reads the items again this way for the message).
     """
     if type(items) is list:
         if key == "id" or (key == "auto" and "id" in spaces):
@@ -307,20 +316,14 @@ def read_items(items: Any, kind: str, where: str, spaces: set[str], key: str) ->
             space, getter = "label", _LABEL3
         try:
             srots = list(map(getter, items))
-            ts = list(map(_TS, items))
-            te = list(map(_TE, items))
-            kinds = set(map(type, ts)) | set(map(type, te))
-            if kinds <= _NUMBER_TYPES:
-                if not kinds <= _FLOAT_ONLY:
-                    ts = list(map(float, ts))
-                    te = list(map(float, te))
-                if set(map(type, items)) <= _DICT_ONLY:
-                    scores = read_scores(list(map(dict.get, items, repeat("score"))))
-                else:
-                    scores = read_scores([it.get("score") for it in items])
-                if set(map(type, chain.from_iterable(srots))) <= _STR_ONLY:
-                    return RawItems([space] * len(items), srots, ts, te, scores)
-        except (KeyError, TypeError, IndexError, OverflowError, AttributeError):
+            ts = list(map(float, map(_TS, items)))
+            te = list(map(float, map(_TE, items)))
+            if set(map(type, items)) <= _DICT_ONLY:
+                scores = read_scores(list(map(dict.get, items, repeat("score"))))
+            else:
+                scores = read_scores([it.get("score") for it in items])
+            return RawItems([space] * len(items), srots, ts, te, scores)
+        except (KeyError, TypeError, IndexError, ValueError, OverflowError, AttributeError):
             pass
     if items is None or isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         raise EvidenceError(f"evidence of {where} is {type(items).__name__}; expected an iterable of items")

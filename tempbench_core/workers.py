@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -30,6 +31,33 @@ R = TypeVar("R")
 
 #: The context of this worker process (set by :func:`_start` in a worker, never in the calling process).
 _CONTEXT: list[Any] = []
+
+
+class Packed(Generic[R]):
+    """An object pickled once, by the process that made it, and carried as those bytes.
+
+    For a result that the calling process only passes on to another task:
+    sent back and forth as bytes (copied, not walked object by object), it is
+    unpickled only where it is read (:meth:`unpack`).
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self, value: R) -> None:
+        self.data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def unpack(self) -> R:
+        """The object again (a copy)."""
+        return pickle.loads(self.data)  # noqa: S301 - bytes pickled by a process of this job, never read from a file
+
+    def __reduce__(self) -> tuple[Callable[[bytes], Packed[R]], tuple[bytes]]:
+        return _packed, (self.data,)
+
+
+def _packed(data: bytes) -> Packed[Any]:
+    packed: Packed[Any] = Packed.__new__(Packed)
+    packed.data = data
+    return packed
 
 
 def cpu_count() -> int:

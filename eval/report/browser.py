@@ -12,7 +12,10 @@ Made in parts: :func:`browser_part` makes one configuration's share (or a
 span of its questions) with its own string table, so parts can be made in
 other processes; :class:`BrowserBlob` merges them in configuration order
 into the blob one pass would make (:func:`browser_data`). :func:`browser_json`
-is the blob as ``report.html`` embeds it.
+is the blob as ``report.html`` embeds it. The parts of one span under
+several configurations, made in one process, can share a string table
+(:class:`SharedStrings`): most of their strings are the same lines, then
+numbered and sent once.
 
 A part's entries travel as JSON text already (a million evidence rows as
 Python lists cost far more to pickle, unpickle and walk than their text):
@@ -24,7 +27,7 @@ configuration's entries as one :class:`RawJSON`, written as it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from itertools import islice, repeat
 from operator import eq
 from typing import Any, NamedTuple
@@ -46,7 +49,7 @@ from eval.question_detail import (
     triple_view,
 )
 from eval.report.tables import ordered
-from tempbench_core.jsonl import dumps_json, dumps_strict_bytes, loads_fast
+from tempbench_core.jsonl import dumps_fragment_bytes, dumps_json, dumps_strict_bytes, loads_fast
 from tempbench_core.schema import format_year
 
 #: A stage's code in the blob: its index in ``stages``.
@@ -86,6 +89,20 @@ class _Strings(dict):
         new text, so that text is numbered as :meth:`__call__` numbers it.
         """
         return list(map(self.setdefault, texts, map(len, repeat(self))))
+
+
+class SharedStrings(_Strings):
+    """A string table the parts of one span share across configurations, named by ``key`` in the merge.
+
+    Each part then lists only the strings new to the table, and its holes
+    hold the table's numbers. Its parts must be merged in the order they were
+    made (configurations in order, as :class:`BrowserBlob` takes them), and
+    ``key`` must name no other shared table of the blob.
+    """
+
+    def __init__(self, key: Hashable) -> None:
+        super().__init__()
+        self.key = key
 
 
 class _ItemColumns(NamedTuple):
@@ -228,6 +245,7 @@ def browser_part(
     progress: Callable[[Iterable[Any], int, str], Iterable[Any]] | None = None,
     span: range | None = None,
     shared: dict[Any, Any] | None = None,
+    strings: SharedStrings | None = None,
 ) -> dict[str, Any]:
     """One configuration's share of the blob, with its own string table (see :func:`merge_parts`).
 
@@ -235,7 +253,9 @@ def browser_part(
     holes, see the module docstring; :func:`part_entries` reads it),
     ``holes`` (the string numbers that fill them, in order), ``stages`` (per
     entry its hops' stage codes, ``None`` where the run lacks the question),
-    ``rows`` (``[position, question row]``) and ``settings``.
+    ``rows`` (``[position, question row]``), ``settings`` and ``table``
+    (``None``, or with ``strings``: the shared table's key and its size
+    before this part).
 
     ``rows_for``: the positions in ``chosen`` whose question row this part
     makes (:func:`row_sources`). ``span``: only these positions of ``chosen``
@@ -243,12 +263,16 @@ def browser_part(
     one part of them all gives. ``shared``: a cache of what does not depend on
     the configuration, kept by the caller across configurations (the
     replacements and what the evidence marks are decided on:
-    :func:`~eval.question_detail.evidence_sources`).
+    :func:`~eval.question_detail.evidence_sources`). ``strings``: a table
+    shared with the parts of this span under other configurations, made
+    before this one; the part's ``strings`` are then only those new to it, and
+    its holes hold the shared table's numbers.
 
     It shows what :func:`~eval.question_detail.question_detail` gathers,
     made from the same views but only those the blob holds.
     """
-    strings = _Strings()
+    table = _Strings() if strings is None else strings
+    first = len(table)
     wanted_rows = set(rows_for)
     qrows: list[list[Any]] = []
     entries: list[Any] = []
@@ -259,7 +283,7 @@ def browser_part(
         items = progress(items, len(positions), f"report.html {name}")
 
     def text(value: Any) -> int | None:
-        return None if value is None else strings(str(value))
+        return None if value is None else table(str(value))
 
     # every entry's evidence and ties, made into rows at the end, once the part's scores are rounded together
     columns: list[tuple[dict[str, Any], list[int], _ItemColumns, _ItemColumns]] = []
@@ -291,8 +315,8 @@ def browser_part(
             "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
             "pr": [p["pool_rows"], p["candidates"]],
         }
-        columns.append((entry, [i for i in texts if i is not None], _item_columns(evidence, strings),
-                        _item_columns(ties, strings)))
+        columns.append((entry, [i for i in texts if i is not None], _item_columns(evidence, table),
+                        _item_columns(ties, table)))
         entries.append(entry)
         stages.append(codes)
         if settings is None:
@@ -307,12 +331,13 @@ def browser_part(
             holes += made.lines
     # the entries without the list's brackets, so that consecutive parts join with a comma; every value
     # left is one orjson writes as json would (ints, floats, bools, None, strings), the source aside
-    return {"strings": list(strings), "entries": orjson.dumps(entries)[1:-1], "holes": np.array(holes, dtype=np.int64),
-            "stages": stages, "rows": qrows, "settings": settings}
+    return {"strings": list(islice(table, first, None)), "entries": dumps_fragment_bytes(entries)[1:-1],
+            "holes": np.array(holes, dtype=np.int64), "stages": stages, "rows": qrows, "settings": settings,
+            "table": None if strings is None else (strings.key, first)}
 
 
 def part_entries(part: Mapping[str, Any]) -> list[Any]:
-    """A :func:`browser_part`'s entries as Python values, numbering strings in the part's own table."""
+    """A :func:`browser_part`'s entries as Python values, numbering strings in the part's own (or shared) table."""
     return loads_fast(b"[" + _filled(part["entries"], part["holes"]) + b"]")
 
 
@@ -326,7 +351,7 @@ def _filled(text: bytes, numbers: np.ndarray) -> bytes:
     # orjson writes the integers; joined with the pieces in between (all C loops)
     out: list[bytes] = [b""] * (2 * len(pieces) - 1)
     out[::2] = pieces
-    out[1::2] = orjson.dumps(numbers, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
+    out[1::2] = dumps_fragment_bytes(numbers)[1:-1].split(b",")
     return b"".join(out)
 
 
@@ -370,7 +395,10 @@ class BrowserBlob:
     scored).
 
     Each configuration's entries become one :class:`RawJSON` text: the parts'
-    texts with their holes filled, joined.
+    texts with their holes filled, joined. A part made with a
+    :class:`SharedStrings` table lists only the strings new to that table:
+    the blob keeps the table's numbers so far (those of the parts before it,
+    already merged), which its holes index.
     """
 
     def __init__(self, chosen: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
@@ -379,6 +407,7 @@ class BrowserBlob:
         self.qrows: list[dict[str, Any]] = [{} for _ in chosen]
         self.per_config: dict[str, RawJSON] = {}
         self.settings: dict[str, dict[str, Any]] = {}
+        self.shared: dict[Hashable, np.ndarray] = {}  # a shared table's key -> the blob's number of each of its strings
 
     def add(self, name: str, parts: Sequence[Mapping[str, Any]]) -> None:
         """Merge configuration ``name``'s parts (consecutive spans, in order); configurations come in ``names`` order."""
@@ -388,6 +417,13 @@ class BrowserBlob:
         for part in parts:
             # new strings numbered at their first use, parts in order
             new = np.array(self.number.numbers(part["strings"]), dtype=np.int64)
+            if part.get("table") is not None:
+                key, first = part["table"]
+                known = self.shared.get(key, new[:0])
+                if first != len(known):
+                    raise ValueError(f"a part of shared table {key!r} starts at string {first}, not {len(known)}: "
+                                     "parts merged out of the order they were made")
+                new = self.shared[key] = np.concatenate((known, new))
             if part["entries"]:
                 texts.append(_filled(part["entries"], new[part["holes"]]))
             for j, row in part["rows"]:
@@ -418,14 +454,19 @@ def _json_for_script(data: Any) -> str:
 
     A :class:`RawJSON` value of a dict (at any depth of dicts) is written as it is.
     """
+    return _script_json(data).decode("utf-8")
+
+
+def _script_json(data: Any) -> bytes:
+    """:func:`_json_for_script` as UTF-8 bytes."""
     # compact; a NaN or infinity (a score, an answer) as null, which JSON.parse reads. Escaped as
-    # UTF-8 bytes (these three characters are single bytes there), decoded once.
+    # UTF-8 bytes (these three characters are single bytes there).
     try:
         raw = dumps_strict_bytes(_raw_as(data, orjson.Fragment))
     except TypeError:
         # the writer fell back to json, which cannot write a fragment: the same bytes from the values read back
         raw = dumps_strict_bytes(_raw_as(data, loads_fast))
-    return raw.replace(b"&", b"\\u0026").replace(b"<", b"\\u003c").replace(b">", b"\\u003e").decode("utf-8")
+    return raw.replace(b"&", b"\\u0026").replace(b"<", b"\\u003c").replace(b">", b"\\u003e")
 
 
 def _raw_as(data: Any, convert: Callable[[bytes], Any]) -> Any:
@@ -439,4 +480,9 @@ def _raw_as(data: Any, convert: Callable[[bytes], Any]) -> Any:
 
 def browser_json(data: Mapping[str, Any] | None) -> str:
     """The browser's blob as the page embeds it (:func:`render_html`'s ``data_json``)."""
-    return _json_for_script(data if data is not None else {"configs": [], "questions": [], "runs": {}})
+    return browser_json_bytes(data).decode("utf-8")
+
+
+def browser_json_bytes(data: Mapping[str, Any] | None) -> bytes:
+    """:func:`browser_json` as UTF-8 bytes: what ``report.html`` holds, never decoded when only written."""
+    return _script_json(data if data is not None else {"configs": [], "questions": [], "runs": {}})

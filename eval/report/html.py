@@ -51,6 +51,7 @@ from eval.report.browser import (
     BrowserBlob,
     browser_data,
     browser_json,
+    browser_json_bytes,
     browser_part,
     browser_questions,
     merge_parts,
@@ -58,11 +59,14 @@ from eval.report.browser import (
 )
 from eval.report.markdown_html import markdown_to_html
 from eval.report.plots import stage_colours, text_colour
-from tempbench_core.atomic import write_text
+from tempbench_core.atomic import atomic_open
+
+#: The template's placeholders, each filled once (text inserted from the data is never scanned again).
+_PLACEHOLDER = re.compile(r"@@(TITLE|CSS|REPORT|DATA|JS)@@")
 
 # The browser's and the converter's names, importable from the page's module as before the split.
 __all__ = [
-    "MARKS", "BrowserBlob", "browser_data", "browser_json", "browser_part", "browser_questions", "markdown_to_html",
+    "MARKS", "BrowserBlob", "browser_data", "browser_json", "browser_json_bytes", "browser_part", "browser_questions", "markdown_to_html",
     "merge_parts", "render_html", "row_sources", "write_html",
 ]
 
@@ -74,6 +78,12 @@ def _asset(name: str) -> str:
 
 
 @cache
+def _template() -> list[str]:
+    """``page.html`` split at its placeholders: text, placeholder name, text, ..., text."""
+    return _PLACEHOLDER.split(_asset("page.html"))
+
+
+@cache
 def _css() -> str:
     # the stage chips take the colours of the report's stacked-bar plot, one per stage of SPEC §7 (a new
     # stage gets its own without an edit here), with dark text on the light ones
@@ -81,27 +91,42 @@ def _css() -> str:
                                         for stage, colour in stage_colours(STAGES).items())
 
 
-def render_html(report_markdown: str, data: Mapping[str, Any] | None, base: Path | None = None,
-                title: str = "TempBench reproduction report", data_json: str | None = None) -> str:
-    """The whole page as a string (see the module docstring).
-
-    ``data_json``: :func:`browser_json` of the blob, when already made (then ``data`` is not read).
-    """
-    parts = {
+def _page(report_markdown: str, data: Mapping[str, Any] | None, base: Path | None, title: str,
+          data_json: str | bytes | None) -> list[str | bytes]:
+    """The page's pieces in order: the template's text and what fills its placeholders (the data maybe as bytes)."""
+    parts: dict[str, str | bytes] = {
         "TITLE": html.escape(title),
         "CSS": _css(),
         "REPORT": markdown_to_html(report_markdown, base),
         "DATA": browser_json(data) if data_json is None else data_json,
         "JS": _asset("browser.js"),
     }
-    # one pass: text inserted from the data is never scanned for placeholders again
-    return re.sub(r"@@(TITLE|CSS|REPORT|DATA|JS)@@", lambda m: parts[m.group(1)], _asset("page.html"))
+    return [parts[piece] if i % 2 else piece for i, piece in enumerate(_template())]
+
+
+def render_html(report_markdown: str, data: Mapping[str, Any] | None, base: Path | None = None,
+                title: str = "TempBench reproduction report", data_json: str | bytes | None = None) -> str:
+    """The whole page as a string (see the module docstring).
+
+    ``data_json``: :func:`browser_json` (or :func:`browser_json_bytes`) of the
+    blob, when already made (then ``data`` is not read).
+    """
+    return "".join(piece if isinstance(piece, str) else piece.decode("utf-8") for piece in
+                   _page(report_markdown, data, base, title, data_json))
 
 
 def write_html(out_dir: str | Path, report_markdown: str, data: Mapping[str, Any] | None,
-               title: str = "TempBench reproduction report", data_json: str | None = None) -> Path:
-    """Write ``report.html`` into ``out_dir`` (atomically); plots are read from ``out_dir/plots``."""
+               title: str = "TempBench reproduction report", data_json: str | bytes | None = None) -> Path:
+    """Write ``report.html`` into ``out_dir`` (atomically); plots are read from ``out_dir/plots``.
+
+    The page is written piece by piece as UTF-8: a ``data_json`` given as
+    bytes (tens of MB) is never decoded, nor the page joined into one string.
+    """
     out = Path(out_dir)
     target = out / "report.html"
-    write_text(target, render_html(report_markdown, data, base=out, title=title, data_json=data_json))
+    pieces = _page(report_markdown, data, out, title, data_json)
+    with atomic_open(target, "wb") as handle:
+        for piece in pieces:
+            # encoded inside the block: text that cannot be written is the same OutputError as for a text file
+            handle.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
     return target

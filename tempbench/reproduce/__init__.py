@@ -35,16 +35,19 @@ in this process. Every output is byte-identical for any number of workers.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eval.bootstrap import N_BOOT
 from eval.explain import STAGES, attribution_json, summarize
-from eval.report.html import BrowserBlob, browser_json, write_html
+from eval.report.html import BrowserBlob, browser_json_bytes, write_html
 from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
@@ -62,7 +65,7 @@ from tempbench.reproduce.tasks import (
 )
 from tempbench_core.atomic import write_text
 from tempbench_core.console import info
-from tempbench_core.errors import ConfigError
+from tempbench_core.errors import ConfigError, OutputError
 from tempbench_core.memory import gc_paused
 from tempbench_core.outputs import DEFAULT_OUT
 from tempbench_core.provenance import Provenance, make_provenance
@@ -158,6 +161,8 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     t_start = time.perf_counter()
     inputs = load_inputs(data, split, out, n_boot, cache_dir, provenance)
     timings["load"] = time.perf_counter() - t_start
+    # entered before the pool, so removed after its workers have stopped (also on a failure or Ctrl-C)
+    texts = stack.enter_context(text_folder(out))
     pool = stack.enter_context(WorkerPool(inputs, workers))
     # a thread of this process finishes each run (its attribution, its browser rows) while the next goes on
     finisher = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tempbench-finish"))
@@ -168,13 +173,14 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     early: dict[str, Future[Future[dict[str, Path]]]] = {}  # plots drawn while the other runs are still scored
     t0 = time.perf_counter()
     info(f"running {', '.join(inputs.names)} on the {split} split")
-    runs = run_configurations(inputs, pool)
+    runs = run_configurations(inputs, pool, None if pool.in_process else texts)
     parts = {name: [shard.table for shard in shards] for name, shards in runs.items()}
     # a run scored from its shards' tables starts in the workers before its run file is written here
     for name in runs:
         if scored_from_parts(parts[name]):
             scored[name] = pool.submit(score_run, name, parts[name])
     write_runs(inputs, runs, workers)
+    shutil.rmtree(texts, ignore_errors=True)  # copied into the run files: not kept until the end
     timings["runs"] = time.perf_counter() - t0
     for name, shards in runs.items():
         if pool.in_process:
@@ -184,7 +190,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
             scored[name] = pool.submit(score_run, name, parts[name], kept.get(name))
         finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
     # the browser's data once every run's rows are in, while the workers still score
-    browser = finisher.submit(lambda b: browser_json(b.finish()), blob)
+    browser = finisher.submit(lambda b: browser_json_bytes(b.finish()), blob)
     # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
     # holds up neither
     for plot, needs in PARTIAL_PLOTS.items():
@@ -230,18 +236,42 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     return Reproduction(out, scores, audit_rows, diffs, timings)
 
 
-def run_configurations(inputs: JobInputs, pool: WorkerPool[JobInputs]) -> dict[str, list[ShardResult]]:
+def run_configurations(inputs: JobInputs, pool: WorkerPool[JobInputs],
+                       texts: Path | None = None) -> dict[str, list[ShardResult]]:
     """Retrieve and explain every shard under every configuration (in the workers): each run's shards, in order.
 
     A shard goes through all the configurations in one task
     (:func:`tasks.run_shard`), so what depends on its questions alone is made
-    once.
+    once. ``texts``: the folder where the tasks leave the shards' run-file texts
+    (:func:`text_folder`); else they come with the results.
     """
     bounds = Shard.bounds(len(inputs.chosen), SHARD_SIZE)
     done: list[list[ShardResult] | None] = [None] * len(bounds)
-    for i, results in pool.map_unordered(run_shard, [(inputs.names, lo, hi) for lo, hi in bounds]):
+    for i, results in pool.map_unordered(run_shard, [(inputs.names, lo, hi, texts) for lo, hi in bounds]):
         done[i] = results
     return {name: [results[c] for results in done] for c, name in enumerate(inputs.names)}  # type: ignore[index]
+
+
+@contextmanager
+def text_folder(out: Path) -> Iterator[Path]:
+    """A private folder in ``out`` for the shards' run-file texts, removed with what it holds in every case.
+
+    Hidden, and its files named ``*.part``: nothing in it looks like a run. An
+    ``out`` made here is removed again if the job leaves it empty (a failure).
+    """
+    made = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=".shard-texts-", dir=out))
+    except OSError as exc:
+        raise OutputError(out, exc.strerror or str(exc)) from None
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if made:
+            with suppress(OSError):  # not empty: the job wrote its outputs there
+                out.rmdir()
 
 
 def write_runs(inputs: JobInputs, runs: dict[str, list[ShardResult]], workers: int) -> None:

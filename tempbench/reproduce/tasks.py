@@ -19,22 +19,26 @@ from eval.audit.run import audit_document, run_audit
 from eval.evidence import TablePart, table_of, table_part
 from eval.key_space_effect import part_other_space, parts_suffice
 from eval.per_question import slice_intervals
-from eval.report.html import browser_part
+from eval.report.browser import SharedStrings, browser_part
 from eval.report.plots import SCORE_PLOTS, write_plots
 from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import retrieve_shard
 from tempbench.reproduce.inputs import JobInputs
 from tempbench_core.atomic import write_json
+from tempbench_core.errors import OutputError
 from tempbench_core.runfile import read_written_run
+from tempbench_core.workers import Packed
 
 
 @dataclass
 class ShardResult:
     """What one shard of a configuration's run gives the job.
 
-    ``text`` and ``stats``: the run file's lines and counts (:class:`retriever.Shard`);
+    ``text`` and ``stats``: the run file's lines (or the part file holding them, when the task was given a
+    folder for them) and counts (:class:`retriever.Shard`);
     ``browser``: the shard's part of the question browser, loss attribution
-    included; ``table``: its resolved evidence for the scorer; ``anchors``: each
+    included; ``table``: its resolved evidence for the scorer (:class:`~tempbench_core.workers.Packed` by the worker
+    that made it: the job passes the same bytes on to the scorer instead of pickling the part again); ``anchors``: each
     record's ``anchor.id`` (what the audit's anchor recall reads of the run);
     ``records``: the records themselves, only when the task ran in the job's own
     process; ``seconds``: how long the shard took under this configuration.
@@ -42,30 +46,50 @@ class ShardResult:
 
     lo: int
     hi: int
-    text: bytes
+    text: bytes | Path
     stats: dict[str, Any]
     browser: dict[str, Any]
-    table: TablePart | None
+    table: TablePart | Packed[TablePart] | None
     anchors: list[Any]
     records: list[dict[str, Any]] | None = None
     seconds: float = 0.0
 
 
-def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int) -> list[ShardResult]:
+def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int,
+              texts: Path | None = None) -> list[ShardResult]:
     """Questions ``lo`` to ``hi`` of the split retrieved and explained under each configuration of ``names``.
 
     One task takes a shard through every configuration so that what depends on
     the question alone (``inputs.shared``: its parsed gold, negatives, valid
     rows, counterfactual reaches) is made once in one process, not once per
     process that happens to meet the question, and a configuration that finds
-    an earlier one's anchor takes its pool and ranking.
+    an earlier one's anchor takes its pool and ranking; their browser parts
+    share one string table (mostly the same evidence lines).
+
+    ``texts``: a folder where each configuration's run-file text is left as a
+    part file (its result names the file): from a worker, the megabytes of a
+    run go through the disk's cache once rather than be pickled, piped and
+    unpickled.
     """
     retrieved: dict[Any, Any] = {}  # the shard's pools and rankings, for the configurations that agree on them
-    return [_run_configuration_shard(inputs, name, lo, hi, retrieved) for name in names]
+    strings = SharedStrings(lo)
+    return [_run_configuration_shard(inputs, name, lo, hi, retrieved, strings,
+                                     None if texts is None else texts / f"{lo}.{c}.part")
+            for c, name in enumerate(names)]
 
 
-def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, retrieved: dict[Any, Any]) -> ShardResult:
-    """One configuration's part of :func:`run_shard` (SPEC §2, §7).
+def _text_part(path: Path, text: bytes, run: Path) -> Path:
+    """``text`` written to ``path`` (a scratch file of the job); a failure names the run file it is for."""
+    try:
+        path.write_bytes(text)
+    except OSError as exc:
+        raise OutputError(run, exc.strerror or str(exc)) from None
+    return path
+
+
+def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, retrieved: dict[Any, Any],
+                             strings: SharedStrings, text_file: Path | None) -> ShardResult:
+    """One configuration's part of :func:`run_shard` (SPEC §2, §7); its run-file text left in ``text_file`` if given.
 
     The pools are at hand here, so the loss attribution reads them instead of
     expanding them again, and the scorer's resolution of the evidence is the
@@ -82,13 +106,15 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
     explainer.prepare(list(zip(questions, shard.records, strict=True)))
     run = {record["id"]: record for record in shard.records}
     part = browser_part(inputs.chosen, name, run, explainer, inputs.rows_from[name], span=range(lo, hi),
-                        shared=inputs.shared)
+                        shared=inputs.shared, strings=strings)
     reads = [explainer.explain(q, record).read for q, record in zip(questions, shard.records, strict=True)]
     table = table_of(questions, reads, "auto", [record.get("evidence") for record in shard.records], inputs.shared)
     if in_worker:
         inputs.keep((explained, shard))  # freed with the process, not object by object
     anchors = [record["anchor"]["id"] for record in shard.records]
-    return ShardResult(lo, hi, shard.text, shard.stats, part, make_part(table), anchors,
+    text = shard.text if text_file is None else _text_part(text_file, shard.text, inputs.out / "runs" / f"{name}.jsonl")
+    table_part = make_part(table)
+    return ShardResult(lo, hi, text, shard.stats, part, Packed(table_part) if in_worker else table_part, anchors,
                        None if in_worker else shard.records, time.perf_counter() - t0)
 
 
@@ -97,18 +123,25 @@ def make_part(table: Any) -> TablePart:
     return table_part(table, part_other_space(table))
 
 
-def scored_from_parts(parts: Sequence[TablePart | None]) -> bool:
+def unpacked(part: TablePart | Packed[TablePart] | None) -> TablePart | None:
+    """A shard's table part, unpacked if it came :class:`~tempbench_core.workers.Packed`."""
+    return part.unpack() if isinstance(part, Packed) else part
+
+
+def scored_from_parts(parts: Sequence[TablePart | Packed[TablePart] | None]) -> bool:
     """Whether :func:`score_run` scores from the shards' table parts alone (else it reads the run's records)."""
+    parts = [unpacked(part) for part in parts]
     return bool(parts) and all(part is not None for part in parts) and parts_suffice(parts)  # type: ignore[arg-type]
 
 
-def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | None],
+def score_run(inputs: JobInputs, name: str, parts: Sequence[TablePart | Packed[TablePart] | None],
               records: Mapping[Any, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Score run ``name`` (SPEC §6.2) and write ``scores/<name>.json``; also its per-slice intervals.
 
     From the shards' table parts when they carry all it needs; else from the
     run's records (``records``, or its file).
     """
+    parts = [unpacked(part) for part in parts]
     if scored_from_parts(parts):
         ev = evaluate_parts(parts, inputs.chosen, inputs.questions, inputs.flags,  # type: ignore[arg-type]
                             shared=inputs.shared)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from eval.explain import STAGES
-from eval.report.html import render_html
+from eval.report.html import browser_json, browser_json_bytes, render_html, write_html
 from eval.report.markdown_html import markdown_to_html
 from tempbench_core.schema import SHIPPED_CONFIGS
 
@@ -56,6 +56,30 @@ def test_everything_is_escaped_and_nothing_is_loaded_from_elsewhere():
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page, re.I)
     assert "@import" not in page and "url(" not in page
     assert "default-src 'none'" in page and "img-src data:" in page
+
+
+@pytest.mark.parametrize("text", [NASTY, "plain", "é ü 漢字 \U0001f600", "", "line\r\nnext\n"])
+def test_the_page_written_from_the_blob_as_bytes_is_the_page(tmp_path, text):
+    """``tempbench reproduce`` hands write_html the blob as UTF-8 bytes (never decoded): the same file as
+    from the blob, from its text, or render_html's page encoded."""
+    data = {"configs": ["oracle"], "stages": list(STAGES), "strings": [text, "x"],
+            "questions": [{"id": "q1", "q": text, "a": 1.5, "hops": [text], "neg": []}], "runs": {"oracle": [None]}}
+    report = f"# Report {text}\n\n{text}\n"
+    page = render_html(report, data, base=tmp_path, title=f"t {text}")
+    assert render_html(report, None, base=tmp_path, title=f"t {text}", data_json=browser_json_bytes(data)) == page
+    written = set()
+    for data_json in (None, browser_json(data), browser_json_bytes(data)):
+        target = write_html(tmp_path, report, data, title=f"t {text}", data_json=data_json)
+        written.add(target.read_bytes())
+    assert written == {page.encode("utf-8")}
+    assert blob_of(page) == data
+
+
+def test_text_that_cannot_be_written_is_an_output_error(tmp_path):
+    from tempbench_core.errors import OutputError
+    with pytest.raises(OutputError, match="cannot be written as utf-8"):
+        write_html(tmp_path, "# \ud800\n", None, data_json=browser_json_bytes(None))
+    assert not list(tmp_path.iterdir())
 
 
 ASSETS = ("page.html", "page.css", "browser.js")

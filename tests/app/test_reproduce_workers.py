@@ -110,3 +110,63 @@ def test_runs_are_scored_from_their_parts_and_from_their_files_alike(small_sampl
     for name in from_parts:
         assert (tmp_path / "parts" / "scores" / f"{name}.json").read_bytes() == \
             (tmp_path / "files" / "scores" / f"{name}.json").read_bytes()
+
+
+def test_the_shards_texts_leave_nothing_behind(small_sample, tmp_path, monkeypatch):
+    """The workers leave each shard's run-file text in a private folder of the output: gone after a run (its bytes
+    copied into the run files), and gone when a worker fails, with the output folder the job made."""
+    import multiprocessing
+
+    import pytest
+
+    import tempbench.reproduce as job
+    import tempbench.reproduce.tasks as tasks
+    from tempbench.data import resolve_data
+    from tempbench_core.errors import EvidenceError
+
+    data = resolve_data(data=small_sample)
+    made = job.reproduce(data, out=tmp_path / "ok", split="all", workers=2, n_boot=5)
+    assert not [p for p in made.out.rglob(".*") if p.name != ".tempbench-output.json"]
+    one = job.reproduce(data, out=tmp_path / "one", split="all", workers=1, n_boot=5)
+    for name in made.scores:
+        assert (made.out / "runs" / f"{name}.jsonl").read_bytes() == (one.out / "runs" / f"{name}.jsonl").read_bytes()
+
+    seen = []
+    real = tasks.table_of
+
+    def broken(*args, **kwargs):
+        # the shards retrieved so far have left their texts: the folder is there to be removed
+        seen.extend(p.name for p in (tmp_path / "failed").glob(".shard-texts-*/*"))
+        if seen:
+            raise EvidenceError("a shard broke on purpose")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "table_of", broken)  # forked workers inherit the patch
+    with pytest.raises(EvidenceError, match="on purpose"):
+        job.reproduce(data, out=tmp_path / "failed", split="all", workers=2, n_boot=5)
+    assert multiprocessing.active_children() == []
+    assert not (tmp_path / "failed").exists()
+
+
+def test_the_folder_of_the_shards_texts(tmp_path):
+    """Made in the output (made too, and removed again when left empty), removed in every case; a folder that cannot
+    be made is an output error naming the output."""
+    import pytest
+
+    from tempbench.reproduce import text_folder
+    from tempbench_core.errors import OutputError
+
+    out = tmp_path / "new" / "out"
+    with pytest.raises(KeyError), text_folder(out) as folder:
+        (folder / "0.0.part").write_bytes(b"{}\n")
+        assert folder.parent == out and folder.name.startswith(".")
+        raise KeyError("stopped")
+    assert not out.exists() and (tmp_path / "new").is_dir()
+    out.mkdir()
+    (out / "mine.txt").write_text("kept\n", encoding="utf-8")
+    with text_folder(out) as folder:
+        (folder / "0.0.part").write_bytes(b"{}\n")
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    with pytest.raises(OutputError, match="a-file"), text_folder(tmp_path / "a-file" / "out"):
+        pass

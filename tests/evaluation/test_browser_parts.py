@@ -15,7 +15,16 @@ import copy
 import pytest
 
 from eval.explain import Explainer
-from eval.report.browser import browser_json, browser_part, browser_questions, merge_parts, part_entries, row_sources
+from eval.report.browser import (
+    BrowserBlob,
+    SharedStrings,
+    browser_json,
+    browser_part,
+    browser_questions,
+    merge_parts,
+    part_entries,
+    row_sources,
+)
 from retriever import Retriever, load_benchmark, load_config
 from tempbench.data import resolve_data
 from tempbench_core.jsonl import loads_fast
@@ -87,6 +96,30 @@ def test_parts_made_in_spans_merge_into_the_same_blob(parts, small_index, size):
             spans[n].append(browser_part(chosen, n, runs[n], explainers[n], rows_from[n],
                                          span=range(lo, min(lo + size, len(chosen))), shared=shared))
     assert loads_fast(browser_json(merge_parts(chosen, names, spans))) == blob
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 200])
+def test_spans_sharing_a_string_table_merge_into_the_same_blob(parts, small_index, size):
+    """The parts of one span under every configuration share a string table, each listing only the strings
+    new to it (as ``tempbench reproduce`` makes them): merged, the same blob, and fewer strings sent."""
+    chosen, names, runs, _made, blob = parts
+    explainers = {n: Explainer(small_index, load_config(n)) for n in names}
+    rows_from = row_sources(chosen, names, runs)
+    spans: dict[str, list] = {n: [] for n in names}
+    for lo in range(0, len(chosen), size):
+        shared: dict = {}
+        strings = SharedStrings(("span", lo))
+        for n in names:
+            spans[n].append(browser_part(chosen, n, runs[n], explainers[n], rows_from[n],
+                                         span=range(lo, min(lo + size, len(chosen))), shared=shared, strings=strings))
+        assert sum(len(spans[n][-1]["strings"]) for n in names) == len(strings)
+    assert loads_fast(browser_json(merge_parts(chosen, names, copy.deepcopy(spans)))) == blob
+    # the second configuration's parts repeat most of the first's lines: they are not sent again
+    assert sum(len(p["strings"]) for p in spans[names[1]]) < len(blob["strings"]) // 2
+    # merged out of the order they were made, the holes would name other strings: refused
+    later = BrowserBlob(chosen, names[::-1])
+    with pytest.raises(ValueError, match="out of the order"):
+        later.add(names[1], spans[names[1]])
 
 
 def test_stages_are_the_entries_stages(parts):

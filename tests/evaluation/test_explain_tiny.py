@@ -279,3 +279,24 @@ def test_attribution_json_writes_what_json_dumps_writes():
         lines.append(f"    {std_json.dumps(str(qid), ensure_ascii=False)}: {std_json.dumps(list(stages))}{comma}")
     lines += ["  },", '  "summary": {', '    "n": 1', "  }", "}"]
     assert attribution_json(result) == "\n".join(lines) + "\n"
+
+
+def test_configurations_sharing_a_ranking_share_its_read(index):
+    """A read is reused only for the very question and the very evidence and cut-off tie lists."""
+    shared = {}
+    oracle, nonoracle = Explainer(index, config("oracle"), shared=shared), Explainer(index, config("nonoracle"), shared=shared)
+    q, rec, expected = case("oracle", "q1")
+    first = oracle.explain(q, rec)
+    # the linker's run of the same anchor hands over the same lists (retriever.Retriever.retrieve_many)
+    same = {**rec, "anchor": {**rec["anchor"], "source": "linker"}}
+    again = nonoracle.explain(q, same)
+    assert again.read is first.read and again.stages == expected
+    # equal but other lists, another question object, other ties: read anew, with the same result
+    for other_q, other_rec in ((q, {**same, "evidence": list(rec["evidence"])}),
+                               (dict(q), same), (q, {**same, "cutoff_ties": []})):
+        nonoracle.forget()
+        got = nonoracle.explain(other_q, other_rec)
+        assert got.read is not first.read
+        fresh = Explainer(index, config("nonoracle")).explain(other_q, other_rec)
+        assert repr(got.read) == repr(fresh.read) and got.stages == fresh.stages
+    assert nonoracle.explain(q, {**same, "cutoff_ties": []}).stages == ["retrieved", "outranked", "too_deep"]
