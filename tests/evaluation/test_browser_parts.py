@@ -82,19 +82,30 @@ def test_rows_come_from_the_first_configuration_that_has_the_question(parts):
         assert blob["questions"][j] == dict(made[first]["rows"])[j]
 
 
-@pytest.mark.parametrize("size", [1, 7, 64])
-def test_parts_made_in_spans_merge_into_the_same_blob(parts, small_index, size):
-    """``tempbench reproduce`` makes each configuration's part in slices of questions (all configurations
-    of a slice in one process, sharing what depends on the question alone): merged, the same blob."""
-    chosen, names, runs, _made, blob = parts
+def _spans(parts, small_index, size: int, share_strings: bool) -> tuple[dict[str, list], list[int]]:
+    """Each configuration's parts made span by span, as ``tempbench reproduce`` makes them (all configurations
+    of a span in one process, sharing what depends on the question alone); with ``share_strings``, one string
+    table per span. Also the size of each span's table (0 without)."""
+    chosen, names, runs, _made, _blob = parts
     explainers = {n: Explainer(small_index, load_config(n)) for n in names}
     rows_from = row_sources(chosen, names, runs)
     spans: dict[str, list] = {n: [] for n in names}
+    tables = []
     for lo in range(0, len(chosen), size):
         shared: dict = {}
+        strings = SharedStrings(("span", lo)) if share_strings else None
         for n in names:
             spans[n].append(browser_part(chosen, n, runs[n], explainers[n], rows_from[n],
-                                         span=range(lo, min(lo + size, len(chosen))), shared=shared))
+                                         span=range(lo, min(lo + size, len(chosen))), shared=shared, strings=strings))
+        tables.append(0 if strings is None else len(strings))
+    return spans, tables
+
+
+@pytest.mark.parametrize("size", [1, 7, 64])
+def test_parts_made_in_spans_merge_into_the_same_blob(parts, small_index, size):
+    """Parts made in slices of questions, merged: the same blob."""
+    chosen, names, _runs, _made, blob = parts
+    spans, _ = _spans(parts, small_index, size, share_strings=False)
     assert loads_fast(browser_json(merge_parts(chosen, names, spans))) == blob
 
 
@@ -102,17 +113,10 @@ def test_parts_made_in_spans_merge_into_the_same_blob(parts, small_index, size):
 def test_spans_sharing_a_string_table_merge_into_the_same_blob(parts, small_index, size):
     """The parts of one span under every configuration share a string table, each listing only the strings
     new to it (as ``tempbench reproduce`` makes them): merged, the same blob, and fewer strings sent."""
-    chosen, names, runs, _made, blob = parts
-    explainers = {n: Explainer(small_index, load_config(n)) for n in names}
-    rows_from = row_sources(chosen, names, runs)
-    spans: dict[str, list] = {n: [] for n in names}
-    for lo in range(0, len(chosen), size):
-        shared: dict = {}
-        strings = SharedStrings(("span", lo))
-        for n in names:
-            spans[n].append(browser_part(chosen, n, runs[n], explainers[n], rows_from[n],
-                                         span=range(lo, min(lo + size, len(chosen))), shared=shared, strings=strings))
-        assert sum(len(spans[n][-1]["strings"]) for n in names) == len(strings)
+    chosen, names, _runs, _made, blob = parts
+    spans, tables = _spans(parts, small_index, size, share_strings=True)
+    for i, table in enumerate(tables):
+        assert sum(len(spans[n][i]["strings"]) for n in names) == table
     assert loads_fast(browser_json(merge_parts(chosen, names, copy.deepcopy(spans)))) == blob
     # the second configuration's parts repeat most of the first's lines: they are not sent again
     assert sum(len(p["strings"]) for p in spans[names[1]]) < len(blob["strings"]) // 2
