@@ -205,18 +205,6 @@ class BM25:
         return np.diff(self.group_indptr)
 
     @cached_property
-    def entry_weight(self) -> np.ndarray:
-        """``float64`` aligned with ``group_terms``: each ``(group, term)`` entry's :func:`term_weight`.
-
-        What a query term adds to a document's score does not depend on the
-        query: weighed once per process, as bm25s precomputes its sparse
-        weights, instead of once per scored candidate (an elementwise
-        float64 expression has the same bits whenever it is evaluated).
-        """
-        group = np.repeat(np.arange(self.group_len.shape[0], dtype=np.int64), self.group_nterms)
-        return term_weight(self.idf[self.group_terms], self.group_tf.astype(np.float64), self.group_norm[group], self.k1)
-
-    @cached_property
     def _row_of_term(self) -> ThreadScratch:
         """Scratch of :meth:`score_many`: ``int32[vocab_size]`` per thread, all -1 between calls."""
         return ThreadScratch(self.vocab_size, np.int32, -1)
@@ -345,7 +333,11 @@ class BM25:
         hit = np.flatnonzero(entry_slot >= 0)
         doc = np.repeat(np.arange(n, dtype=np.int64), lengths)[hit]  # each entry's candidate
         entry_slot = entry_slot[hit]
-        weight = self.entry_weight[flat[hit]]
+        # weighed here for the entries hit, not once for every entry of the index: on a 10M-row KG the
+        # whole array cost more time and memory than a run of 2,000 questions saves with it
+        flat = flat[hit]
+        weight = term_weight(self.idf[self.group_terms[flat]], self.group_tf[flat].astype(np.float64),
+                             self.group_norm[groups[doc]], self.k1)
         if n_positions.max() == 1:  # no query repeats a term (query_terms deduplicates): one position per entry
             at = positions[entry_slot]
         else:  # one (entry, position) pair per query position of the entry's term
