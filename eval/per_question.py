@@ -39,8 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from eval.attribution import attribute_run, run_config
 from eval.bootstrap import LEVEL, N_BOOT, SEED, RatioMetric, bootstrap_ci, kept_resamples, mean_metric
-from eval.explain import STAGES, Explainer, attribute_run, run_config
+from eval.explain import STAGES, Explainer
 from eval.keyspace import DEFAULT_KEY
 from eval.scoring import BY, Evaluation, evaluate
 from retriever import RetrieverConfig, load_benchmark, load_config, load_flags, load_index

@@ -40,7 +40,7 @@ def attribution_lines(attribution: Mapping[str, Mapping[str, Any]], plots: Mappi
     """The report section "where the gold evidence is lost" (SPEC §7) as Markdown lines.
 
     ``attribution`` maps a configuration to the ``summary`` of
-    :func:`eval.explain.attribute_run`.
+    :func:`eval.attribution.attribute_run`.
     """
     names = [n for n in ordered(attribution) if attribution[n].get("n_hops")]
     if not names:
@@ -293,7 +293,7 @@ class ReportInputs:
         Free ``key -> value`` facts printed at the top (data root, split, timings).
     attribution:
         Configuration -> loss-attribution summary (SPEC §7,
-        :func:`eval.explain.attribute_run`); adds its section and plot.
+        :func:`eval.attribution.attribute_run`); adds its section and plot.
     plots:
         The plots already drawn (:func:`eval.report.plots.write_plots` of the
         same scores and attribution); default: drawn by :func:`write_report`.

@@ -308,7 +308,7 @@ def plot_attribution(attribution: Mapping[str, Mapping[str, Any]], path: Path, f
     """Stacked bars "where the gold evidence is lost" (SPEC §7): one panel per configuration.
 
     ``attribution`` maps a configuration to the ``summary`` of
-    :func:`eval.explain.attribute_run`; each panel has a bar for all hops and
+    :func:`eval.attribution.attribute_run`; each panel has a bar for all hops and
     one per slice of ``field``, stacked by stage share. The stages are the
     summaries' own (``summary["stages"]``, else :data:`~eval.explain.STAGES`),
     each in its colour of :func:`stage_colours`.

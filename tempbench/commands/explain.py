@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval.explain import STAGE_HELP, STAGES, Explainer, attribute_run, attribution_json, run_config
+from eval.attribution import attribute_run, attribution_json, run_config
+from eval.explain import STAGE_HELP, STAGES, Explainer
 from retriever import load_benchmark, load_config, load_index
 from tempbench.commands._scoring import RETRIEVAL_INPUTS, add_force_argument, check_runs
 from tempbench.data import CACHE_DIR_HELP, add_data_arguments, data_from_args

@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval.attribution import attribution_json, summarize
 from eval.bootstrap import N_BOOT
-from eval.explain import STAGES, attribution_json, summarize
+from eval.explain import STAGES
 from eval.report.html import BrowserBlob, browser_json_bytes, write_html
 from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, import_pyplot_now

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from reference.explain import SlowExplainer
 
+from eval.attribution import attribute_run
 from eval.evidence import resolve_question
-from eval.explain import STAGES, Explainer, attribute_run
+from eval.explain import STAGES, Explainer
 from eval.question_detail import question_detail
 from eval.trp_ccr import score_question
 from retriever import Retriever, load_benchmark, load_config, load_index, retrieve_shard, run_to_file

@@ -32,8 +32,9 @@ import pytest
 from reference.explain import SlowExplainer
 from reference.tiny import make_index
 
+from eval.attribution import attribute_run
 from eval.evidence import resolve_question
-from eval.explain import STAGES, Explainer, attribute_run, gold_hops
+from eval.explain import STAGES, Explainer, gold_hops
 from eval.keyspace import gold_triples
 from eval.question_detail import question_detail
 from retriever import Retriever, load_config
@@ -268,7 +269,7 @@ def test_attribution_json_writes_what_json_dumps_writes():
     """The fast writer of ``explain --json`` gives the standard library's bytes, for any question id."""
     import json as std_json
 
-    from eval.explain import attribution_json
+    from eval.attribution import attribution_json
 
     questions = {"q1": ["retrieved", "capped"], 'odd "id"\n\u2028é': [], 7: ["tie_cut"], "null": ["outranked"],
                  "\ud800": ["no_anchor"]}

@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from eval.explain import STAGES, Explainer, attribute_run
+from eval.attribution import attribute_run
+from eval.explain import STAGES, Explainer
 from eval.per_question import (
     BASE_COLUMNS,
     STAGE_COLUMNS,

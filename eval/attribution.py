@@ -1,0 +1,149 @@
+"""A run's loss attribution (SPEC §7): every question's stages, their summary, and its JSON.
+
+:func:`attribute_run` explains every question of a run with an
+:class:`~eval.explain.Explainer` (the stage at which each gold hop is lost);
+:func:`summarize` counts the stages overall, per slice and per hop position;
+:func:`attribution_json` is the text ``tempbench explain --json`` writes;
+:func:`run_config` finds the configuration a run was made with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from eval.explain import STAGES, Explainer
+from retriever import RetrieverConfig
+from tempbench_core.errors import ConfigError, RunMismatchError
+from tempbench_core.jsonl import dumps_compact, dumps_json
+from tempbench_core.runfile import meta_path, read_meta
+
+#: The slices of the summary (SPEC §7 terminal table), as ``(summary key, question field)``.
+SLICES: tuple[tuple[str, str], ...] = (("complexity", "complexity"), ("operator", "operator_type"))
+
+
+def run_questions(run: Mapping[Any, Mapping[str, Any]], questions: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """``(question, record)`` for every record of the run, in run order; unknown ids are an error."""
+    by_id = {q["id"]: q for q in questions}
+    unknown = [qid for qid in run if qid not in by_id]
+    if unknown:
+        where = getattr(run, "where", None)
+        prefix = f"{where(unknown[0])}: " if callable(where) and getattr(run, "path", None) is not None else ""
+        raise RunMismatchError(f"{prefix}{len(unknown)} run record(s) have ids that are not in the benchmark, "
+                               f"e.g. {unknown[0]!r} (wrong --benchmark or --data?)")
+    return [(by_id[qid], record) for qid, record in run.items()]
+
+
+def attribute_run(
+    explainer: Explainer,
+    run: Mapping[Any, Mapping[str, Any]],
+    questions: Sequence[Mapping[str, Any]],
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+) -> dict[str, Any]:
+    """The attribution of every question of a run: ``{"questions": {qid: [stage, ...]}, "summary": ...}`` (SPEC §7).
+
+    Parameters
+    ----------
+    explainer:
+        :class:`Explainer` of the run's index and configuration.
+    run:
+        ``{question id: record}`` (:func:`tempbench_core.runfile.read_run`).
+    questions:
+        Benchmark records; every run record must have one.
+    progress:
+        Optional ``progress(iterable, total)`` wrapper (a progress bar).
+    """
+    pairs = run_questions(run, questions)
+    explainer.prepare(pairs)
+    items: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]] = pairs
+    if progress is not None:
+        items = progress(pairs, len(pairs))
+    stages: dict[Any, list[str]] = {}
+    for question, record in items:
+        stages[question["id"]] = explainer.explain(question, record).stages
+    return {"questions": stages, "summary": summarize([q for q, _ in pairs], stages, explainer.config)}
+
+
+def attribution_json(result: Mapping[str, Any]) -> str:
+    """The text of ``tempbench explain --json``: one line per question, the summary indented.
+
+    ``{"questions": {QID: [stage, ...]}, "summary": {...}}``; question ids are
+    written as JSON strings.
+    """
+    items = list(result["questions"].items())
+    lines = ["{", '  "questions": {']
+    for i, (qid, stages) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(f"    {dumps_compact(str(qid))}: {_stage_list(stages)}{comma}")
+    lines.append("  },")
+    summary = dumps_json(result["summary"], indent=2).replace("\n", "\n  ")
+    lines += [f'  "summary": {summary}', "}"]
+    return "\n".join(lines) + "\n"
+
+
+_QUOTED_STAGES = {s: f'"{s}"' for s in STAGES}
+
+
+def _stage_list(stages: Sequence[str]) -> str:
+    """``json.dumps(list(stages))``; stage names are plain ASCII words, quoted as they are."""
+    try:
+        return "[" + ", ".join([_QUOTED_STAGES[s] for s in stages]) + "]"
+    except (KeyError, TypeError):
+        return dumps_json(list(stages), indent=None)
+
+
+def _tally(stage_lists: Iterable[list[str]]) -> dict[str, Any]:
+    counts = dict.fromkeys(STAGES, 0)
+    n_questions = 0
+    for stages in stage_lists:
+        n_questions += 1
+        for s in stages:
+            counts[s] += 1
+    n_hops = sum(counts.values())
+    return {
+        "n_questions": n_questions,
+        "n_hops": n_hops,
+        "counts": counts,
+        "shares": {s: (counts[s] / n_hops if n_hops else None) for s in STAGES},
+    }
+
+
+def summarize(questions: Sequence[Mapping[str, Any]], stages: Mapping[Any, list[str]], config: Any = None) -> dict[str, Any]:
+    """Counts and shares of gold hops per stage: overall, per slice and per hop position.
+
+    Slices (complexity, operator) are ordered by ``str(value)`` as in SPEC
+    §3.2; ``by_hop`` groups hops by their place among a question's distinct
+    hops (``"1"``, ``"2"``, ...).
+    """
+    present = [q for q in questions if q["id"] in stages]
+    out: dict[str, Any] = {"stages": list(STAGES)}
+    if config is not None:
+        out["config"] = {k: config.to_dict()[k] for k in ("name", "anchor", "hops", "caps", "temporal_filter", "k",
+                                                          "cap_scope", "cap_counts")}
+    out.update(_tally(stages[q["id"]] for q in present))
+    for name, fld in SLICES:
+        groups: dict[Any, list[list[str]]] = {}
+        for q in present:
+            groups.setdefault(q.get(fld), []).append(stages[q["id"]])
+        out[f"by_{name}"] = {str(v): _tally(groups[v]) for v in sorted(groups, key=str)}
+    by_hop: dict[str, list[list[str]]] = {}
+    for q in present:
+        for j, stage in enumerate(stages[q["id"]]):
+            by_hop.setdefault(str(j + 1), []).append([stage])
+    out["by_hop"] = {j: _tally(lists) for j, lists in by_hop.items()}
+    return out
+
+
+def run_config(run_path: Any, fallback: Any = None) -> tuple[Any, str]:
+    """The configuration a run was made with: its ``.meta.json`` (SPEC §6.1), else ``fallback``.
+
+    Returns ``(config, source)`` with ``source`` naming where it came from.
+    Without metadata and without a fallback it is an error that says what to give.
+    """
+    meta = read_meta(run_path)
+    if meta is not None and isinstance(meta.get("config"), Mapping):
+        return RetrieverConfig.from_mapping(dict(meta["config"]), source=str(meta_path(run_path))), str(meta_path(run_path))
+    if fallback is None:
+        raise ConfigError(f"{run_path} has no readable {meta_path(run_path).name} with its configuration; "
+                          "give --config NAME (oracle, nonoracle, stale_blind, hop3_k25 or a TOML file)")
+    return fallback, "--config"
