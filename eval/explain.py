@@ -70,7 +70,7 @@ import numpy as np
 from eval.evidence import QuestionRead, read_question
 from eval.keyspace import GoldTriple, read_t_query
 from retriever import PoolSummary, Retriever
-from tempbench_core.arrays import sorted_unique
+from tempbench_core.arrays import any_in_sorted, sorted_unique
 from tempbench_core.memo import keep, kept, kept_for
 from tempbench_core.schema import valid_at
 
@@ -464,7 +464,7 @@ class _Pools:
         """
         if self.anchor is None or not len(ends):
             return False
-        return _any_in(ends, self.reach(filtered))
+        return any_in_sorted(ends, self.reach(filtered))
 
     def run_pool(self) -> np.ndarray:
         if self._run is None:
@@ -495,7 +495,7 @@ class _Pools:
         """Whether a valid row is in the run's own (capped) pool, before deduplication."""
         if self.anchor is None or not len(rows):
             return False
-        return _any_in(rows, self.run_pool())
+        return any_in_sorted(rows, self.run_pool())
 
     def facts(self, rows: np.ndarray, ends: np.ndarray, head: np.ndarray, tail: np.ndarray,
               depth: int) -> dict[str, bool]:
@@ -510,17 +510,6 @@ class _Pools:
 def _reach_key(question: Any, anchor: int | None, on: bool, hops: int) -> tuple[Any, ...]:
     """The cache key of a question's reach from ``anchor`` with the filter ``on`` or off, at depth ``hops``."""
     return ("reach", None if question is None else question.get("id"), anchor, bool(on), int(hops))
-
-
-def _any_in(values: np.ndarray, sorted_set: np.ndarray) -> bool:
-    """``in_sorted(values, sorted_set).any()``: whether one of a few values is in an ascending array.
-
-    The element at each value's insertion point (clipped to the last) equals
-    the value exactly when the set holds it; no mask of the values is made.
-    """
-    if not len(sorted_set):
-        return False
-    return bool((sorted_set.take(sorted_set.searchsorted(values), mode="clip") == values).any())
 
 
 def _member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:

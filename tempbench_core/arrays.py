@@ -85,6 +85,17 @@ def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[pos] == values
 
 
+def any_in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> bool:
+    """``in_sorted(values, sorted_set).any()`` without the mask: whether one of a few values is in the set.
+
+    The element at each value's insertion point (clipped to the last) equals
+    the value exactly when the set holds it.
+    """
+    if not len(sorted_set):
+        return False
+    return bool((sorted_set.take(sorted_set.searchsorted(values), mode="clip") == values).any())
+
+
 def in_sorted_distinct(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """:func:`in_sorted` of ascending, distinct ``values``.
 
