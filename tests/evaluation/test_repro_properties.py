@@ -136,7 +136,8 @@ def test_identical_effects(values, data) -> None:
     b = np.array(values)
     a = np.array(data.draw(st.lists(st.floats(0, 1, allow_nan=False), min_size=len(b), max_size=len(b))))
     er = effect_ratio(a, b, a.copy(), b.copy())
-    if math.fsum(a - b) == 0.0:
+    # "no effect" is a mean improvement of 0, also when a nonzero sum underflows in the division (a subnormal)
+    if math.fsum(a - b) / len(a) == 0.0:
         assert er is None
     else:
         assert er == pytest.approx(1.0)
@@ -155,6 +156,9 @@ def test_a_vanishing_baseline_mean_gives_no_delta_ri() -> None:
     assert delta_ri(np.array([0.5]), np.array([0.25]), np.array([0.5]), np.array([0.25])) == 0.0
     # the same for ER: an original improvement of one subnormal against a reproduced one of 0.5
     assert effect_ratio(np.array([5e-324]), np.array([0.0]), np.array([0.5]), np.array([0.0])) is None
+    # a nonzero improvement whose mean underflows to 0 is no effect: ER undefined, not 1
+    twice = np.array([5e-324, 0.0])
+    assert effect_ratio(twice, np.zeros(2), twice.copy(), np.zeros(2)) is None
 
 
 def test_zero_denominators_are_none_never_inf() -> None:
