@@ -180,7 +180,7 @@ def run_meta(config: RetrieverConfig, data: DataPaths, index: Any, split: str, o
     meta: dict[str, Any] = {
         "name": config.name,
         "run_file": out.name,
-        # its size as written: a reader tells a file cut short or edited from one stat (runfile.check_run_count)
+        # its size as written: a reader tells a file cut short or edited from one stat (runchecks.check_run_count)
         "run_bytes": out.stat().st_size,
         "split": split,
         "config": config.to_dict(),

@@ -41,13 +41,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from tempbench_core.atomic import atomic_open, write_json
-from tempbench_core.digest import sha256_file
-from tempbench_core.errors import InputError, RunMismatchError
+from tempbench_core.errors import InputError
 from tempbench_core.jsonl import (
     dumps_compact,
     dumps_compact_bytes,
@@ -441,71 +440,14 @@ def read_written_run(path: str | Path) -> RunRecords:
     return run_records(path, written_records(path))
 
 
-#: How a refusal of :func:`check_run_inputs`, :func:`check_run_count` and :func:`check_run_split` ends by default.
-FORCE_WAY_OUT = "--force to proceed anyway"
-
-
-def check_run_inputs(run_path: str | Path, data: Any, names: tuple[str, ...] = ("benchmark", "benchmark_ids"),
-                     force: bool = False, way_out: str = FORCE_WAY_OUT) -> list[str]:
-    """Refuse a run whose ``.meta.json`` names other input files (by sha256) than ``data`` has.
-
-    Parameters
-    ----------
-    run_path:
-        The run file; its metadata records ``inputs.<name>.sha256`` (SPEC §6.1).
-    data:
-        The :class:`~tempbench_core.layout.DataPaths` the run is about to meet.
-    names:
-        Which inputs matter to the command (the benchmark for scoring; also the
-        KG and labels where the command retrieves).
-    force:
-        Report the mismatches instead of refusing.
-    way_out:
-        How the message tells to go on anyway (a command without ``--force``
-        names its own way).
-
-    Returns
-    -------
-    list of str
-        One line per mismatch (empty when all agree, or when the run has no
-        metadata to compare).
-
-    Raises
-    ------
-    InputError
-        The ``.meta.json`` is there but is no JSON object (:func:`read_meta`).
-    RunMismatchError
-        A mismatch, without ``force``.
-    """
-    meta = read_meta(run_path)
-    recorded = (meta or {}).get("inputs") or {}
-    problems = []
-    for name in names:
-        theirs = recorded.get(name)
-        ours = getattr(data, name, None)
-        if not isinstance(theirs, dict) or not theirs.get("sha256") or ours is None or not Path(ours).is_file():
-            continue
-        digest = sha256_file(ours)
-        if digest != theirs["sha256"]:
-            problems.append(f"{name}: the run was made on {terminal_text(theirs.get('path'))} (sha256 "
-                            f"{theirs['sha256'][:12]}…), this command has {terminal_text(ours)} (sha256 {digest[:12]}…)")
-    if problems and not force:
-        error = RunMismatchError(f"{terminal_text(run_path)} was made on other data than given here:\n  "
-                                 + "\n  ".join(problems)
-                                 + f"\n(give the data the run was made on, or {way_out})")
-        error.multiline = True  # one problem per line; the paths in it are escaped above
-        raise error
-    return problems
-
-
 def count_records(path: str | Path) -> int | None:
     """How many records :func:`read_run` reads from ``path`` (``None``: the file does not parse).
 
     A run file (JSON Lines) has one record per non-blank line: counted in one
     pass over its bytes, nothing parsed. A file that holds one JSON list is
     read whole. The count of lines is exact for the files ``tempbench run``
-    writes; :func:`check_run_count` confirms one that differs from the
-    ``.meta.json`` with :func:`_exact_count` before refusing anything.
+    writes; :func:`tempbench_core.runchecks.check_run_count` confirms one that differs
+    from the ``.meta.json`` with :func:`exact_count` before refusing anything.
     """
     n = 0
     first = b""
@@ -516,59 +458,15 @@ def count_records(path: str | Path) -> int | None:
             n += 1
     if first != b"[":
         return n
-    return _exact_count(path)
+    return exact_count(path)
 
 
-def _exact_count(path: str | Path) -> int | None:
-    """The number of records :func:`_records` reads (``None``: the file does not parse)."""
+def exact_count(path: str | Path) -> int | None:
+    """The number of records :func:`read_run` reads (``None``: the file does not parse)."""
     try:
         return len(_records(Path(path)))
     except InputError:
         return None
-
-
-def check_run_count(run_path: str | Path, force: bool = False, way_out: str = FORCE_WAY_OUT) -> list[str]:
-    """Refuse a run file that holds another number of records than its ``.meta.json`` records (``counts.questions``).
-
-    A run cut short (``head -100``) or edited by hand would otherwise be scored
-    as a run of fewer questions, silently. Nothing to compare without a
-    ``.meta.json`` or without ``counts.questions`` in it; a file of the size the
-    meta records (``run_bytes``, written by ``tempbench run``) is taken without
-    counting its lines.
-
-    Returns
-    -------
-    list of str
-        The mismatch when ``force`` (empty when the counts agree).
-
-    Raises
-    ------
-    InputError
-        The ``.meta.json`` is no JSON object, or its ``counts.questions`` is no count.
-    RunMismatchError
-        The counts differ, without ``force``.
-    """
-    meta = read_meta(run_path)
-    counts = (meta or {}).get("counts")
-    if not isinstance(counts, dict) or "questions" not in counts:
-        return []
-    expected = counts["questions"]
-    if isinstance(expected, bool) or not isinstance(expected, int) or expected < 0:
-        raise InputError(meta_path(run_path), None, f"counts.questions is {expected!r}",
-                         "the number of records of the run, as `tempbench run` writes it")
-    size = meta.get("run_bytes")  # type: ignore[union-attr]
-    if isinstance(size, int) and not isinstance(size, bool) and Path(run_path).stat().st_size == size:
-        return []  # the file as `tempbench run` wrote it, to the byte: its records were counted then
-    found = count_records(run_path)
-    if found is not None and found != expected:
-        found = _exact_count(run_path)  # the fast count is exact for a run file; confirmed for anything else
-    if found is None or found == expected:
-        return []
-    problem = (f"{terminal_text(run_path)} has {found:,} records, its {terminal_text(meta_path(run_path).name)} says "
-               f"{expected:,}: truncated or edited?")
-    if not force:
-        raise RunMismatchError(f"{problem} ({way_out})")
-    return [problem]
 
 
 def question_ids(path: str | Path) -> list[Any]:
@@ -580,62 +478,3 @@ def question_ids(path: str | Path) -> list[Any]:
     first = next((rec for _, rec in rows if isinstance(rec, dict)), {})
     key = _first_key(first, ID_FIELDS) or "id"
     return [rec[key] for _, rec in rows if isinstance(rec, dict) and key in rec]
-
-
-def check_run_split(run_path: str | Path, split: str, split_ids: Callable[[], set[str] | None],
-                    force: bool = False, way_out: str = FORCE_WAY_OUT) -> list[str]:
-    """Refuse a run made for another split than ``split`` (a command's ``--split``).
-
-    SPEC §3.2 counts a question of the split that is absent from the run as an
-    empty retrieval, so a run of another split would be scored as a run that
-    retrieved nothing, silently. The rule:
-
-    - the run's ``.meta.json`` records a split: it must be ``split`` or ``all``
-      (a run of every question covers each split);
-    - it records none (no ``.meta.json``: a published or hand-written file): a
-      run with records must have at least one question of ``split``.
-
-    Parameters
-    ----------
-    split_ids:
-        The ids (as text) of the benchmark's questions of ``split``, asked for
-        only when the run has no recorded split; ``None`` or empty: not known
-        (or no question has that split, which the scorer reports): no check.
-
-    Returns
-    -------
-    list of str
-        The mismatch when ``force`` (empty when the run fits).
-
-    Raises
-    ------
-    InputError
-        The ``.meta.json`` is no JSON object, or its split is not a name.
-    RunMismatchError
-        The run is of another split, without ``force``.
-    """
-    meta = read_meta(run_path)
-    recorded = (meta or {}).get("split")
-    run = terminal_text(run_path)
-    if recorded is not None:
-        if not isinstance(recorded, str):
-            raise InputError(meta_path(run_path), None, f"split is {recorded!r}", "the split the run was made on, such as 'test'")
-        if recorded in (split, "all"):
-            return []
-        problem = (f"{run} was made on the {terminal_text(repr(recorded))} split (its "
-                   f"{terminal_text(meta_path(run_path).name)}), not on --split {split}: every {split} question "
-                   "would count as an empty retrieval")
-        fix = f"give --split {terminal_text(recorded)}, or a run of the {split} split"
-    else:
-        ids = question_ids(run_path)
-        if not ids:
-            return []
-        wanted = split_ids()
-        if not wanted or any(str(qid) in wanted for qid in ids):
-            return []
-        problem = (f"none of the {len(ids):,} questions of {run} is a question of --split {split} (e.g. "
-                   f"{terminal_text(repr(ids[0]))}): every {split} question would count as an empty retrieval")
-        fix = f"give the --split of the run, or a run of the {split} split"
-    if not force:
-        raise RunMismatchError(f"{problem} ({fix}, or {way_out})")
-    return [problem]

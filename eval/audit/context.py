@@ -13,7 +13,8 @@ from retriever import Retriever, load_benchmark, load_config, load_flags, load_i
 from tempbench_core.errors import InputError, RunMismatchError
 from tempbench_core.layout import default_index_cache
 from tempbench_core.provenance import Provenance, absolute, make_provenance
-from tempbench_core.runfile import check_run_inputs, read_meta, read_run
+from tempbench_core.runchecks import check_run_inputs
+from tempbench_core.runfile import read_meta, read_run
 from tempbench_core.schema import DEFAULT_SPLIT, select_split
 
 

@@ -13,7 +13,7 @@ from tempbench.commands._numbers import RESAMPLES_RANGE, SEED_RANGE, check_numbe
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError, MissingDataError
-from tempbench_core.runfile import check_run_count, check_run_inputs, check_run_split
+from tempbench_core.runchecks import check_run_count, check_run_inputs, check_run_split
 from tempbench_core.schema import SPLIT_CHOICES, select_split
 
 
@@ -74,8 +74,8 @@ def check_run_contents(args: argparse.Namespace, *run_paths: str | Path) -> None
     """Refuse (or, with ``--force``, warn about) runs whose records do not fit their ``.meta.json`` or ``--split``.
 
     The number of records against the ``.meta.json``'s ``counts.questions``
-    (:func:`~tempbench_core.runfile.check_run_count`); when ``args.split`` is
-    set, the run's split against it (:func:`~tempbench_core.runfile.check_run_split`:
+    (:func:`~tempbench_core.runchecks.check_run_count`); when ``args.split`` is
+    set, the run's split against it (:func:`~tempbench_core.runchecks.check_run_split`:
     the one rule of every command that takes ``--split`` and a run).
     """
     force = getattr(args, "force", False)

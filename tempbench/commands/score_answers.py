@@ -18,7 +18,7 @@ from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import RunMismatchError
 from tempbench_core.outputs import check_output_file
-from tempbench_core.runfile import check_run_split
+from tempbench_core.runchecks import check_run_split
 from tempbench_core.schema import SPLIT_CHOICES, select_split
 from tempbench_core.text import terminal_text
 

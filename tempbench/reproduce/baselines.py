@@ -11,13 +11,8 @@ from eval.diff import compare, diff_file_name
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info
 from tempbench_core.errors import TempbenchError
-from tempbench_core.runfile import (
-    check_run_count,
-    check_run_inputs,
-    check_run_split,
-    meta_path,
-    read_written_run,
-)
+from tempbench_core.runchecks import check_run_count, check_run_inputs, check_run_split
+from tempbench_core.runfile import meta_path, read_written_run
 
 #: How a refusal of a baselines file tells the way out: ``reproduce`` has no ``--force``.
 BASELINE_WAY_OUT = "take the file out of baselines/"

@@ -181,17 +181,17 @@ def test_a_run_of_another_split_is_refused(test_run, small_sample, tmp_path, cap
 def test_a_run_of_the_size_its_meta_records_is_not_counted_again(test_run, tmp_path, monkeypatch):
     """``tempbench run`` records the run file's size: a file of that size is taken from one stat; any other size
     (a line cut, a line added, an edit) is counted, and refused when its records differ."""
-    from tempbench_core import runfile
+    from tempbench_core import runchecks
 
     meta = json.loads(meta_path(test_run).read_text(encoding="utf-8"))
     assert meta["run_bytes"] == test_run.stat().st_size
     counted = []
-    monkeypatch.setattr(runfile, "count_records", lambda path: counted.append(path) or 0)
-    assert runfile.check_run_count(test_run) == [] and counted == []
+    monkeypatch.setattr(runchecks, "count_records", lambda path: counted.append(path) or 0)
+    assert runchecks.check_run_count(test_run) == [] and counted == []
     grown = tmp_path / "oracle.jsonl"
     grown.write_bytes(test_run.read_bytes() + b"\n")  # one byte more: counted (and here refused, as counted is 0)
     shutil.copy(meta_path(test_run), meta_path(grown))
-    monkeypatch.setattr(runfile, "_exact_count", lambda path: 0)
+    monkeypatch.setattr(runchecks, "exact_count", lambda path: 0)
     with pytest.raises(RunMismatchError):
-        runfile.check_run_count(grown)
+        runchecks.check_run_count(grown)
     assert counted == [grown]
