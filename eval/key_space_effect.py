@@ -11,6 +11,7 @@ into the other space.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
@@ -30,7 +31,12 @@ OtherSpace = tuple[str, list[int] | None, list[int] | None]
 def used_space(gold_space: Sequence[str], n_items: np.ndarray) -> str:
     """The space the questions were matched in: that of those with items (else of all), ``mixed``, or ``id`` for none."""
     spaces = {sp for sp, nr in zip(gold_space, n_items.tolist(), strict=True) if nr} or set(gold_space)
-    return spaces.pop() if len(spaces) == 1 else ("mixed" if spaces else "id")
+    return _named(spaces)
+
+
+def _named(spaces: set[str] | frozenset[str]) -> str:
+    """The one space of ``spaces``, ``mixed`` for several, ``id`` for none."""
+    return next(iter(spaces)) if len(spaces) == 1 else ("mixed" if spaces else "id")
 
 
 def other_space(used: str) -> str | None:
@@ -114,12 +120,36 @@ def part_other_space(table: EvidenceTable) -> OtherSpace | None:
         return (space, None, None)
 
 
-def parts_suffice(parts: Sequence[TablePart]) -> bool:
-    """Whether the parts' own other-space readings give the key-space effect of their joined table."""
-    gold_space = [space for part in parts for space in part.gold_space]
-    counts = np.concatenate([part.items["counts"] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    space = other_space(used_space(gold_space, counts))
-    return space is None or all(part.other_space is not None and part.other_space[0] == space for part in parts)
+@dataclass(frozen=True)
+class PartSpaces:
+    """What :func:`parts_suffice` reads of a table part, small enough to send without the part.
+
+    ``with_items``: the gold spaces of its questions that have items;
+    ``every``: those of all its questions; ``other``: the space of its own
+    other-space reading (``None`` when it has none).
+    """
+
+    with_items: frozenset[str]
+    every: frozenset[str]
+    other: str | None
+
+    @classmethod
+    def of(cls, part: TablePart) -> PartSpaces:
+        counts = part.items["counts"].tolist()
+        return cls(frozenset(sp for sp, n in zip(part.gold_space, counts, strict=True) if n),
+                   frozenset(part.gold_space), None if part.other_space is None else part.other_space[0])
+
+
+def parts_suffice(parts: Sequence[TablePart | PartSpaces]) -> bool:
+    """Whether the parts' own other-space readings give the key-space effect of their joined table.
+
+    The joined table's space is :func:`used_space` of all the parts' questions:
+    the one space of those with items (else of all), ``mixed`` for several.
+    """
+    spaces = [p if isinstance(p, PartSpaces) else PartSpaces.of(p) for p in parts]
+    found = frozenset().union(*(p.with_items for p in spaces)) or frozenset().union(*(p.every for p in spaces))
+    space = other_space(_named(found))
+    return space is None or all(p.other == space for p in spaces)
 
 
 def key_space_effect(table: EvidenceTable, rows: Sequence[Mapping[str, Any]],

@@ -177,8 +177,8 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     runs = run_configurations(inputs, pool, None if pool.in_process else texts)
     parts = {name: [shard.table for shard in shards] for name, shards in runs.items()}
     # a run scored from its shards' tables starts in the workers before its run file is written here
-    for name in runs:
-        if scored_from_parts(parts[name]):
+    for name, shards in runs.items():
+        if scored_from_parts([None if shard.table is None else shard.spaces for shard in shards]):
             scored[name] = pool.submit(score_run, name, parts[name])
     write_runs(inputs, runs, workers)
     shutil.rmtree(texts, ignore_errors=True)  # copied into the run files: not kept until the end

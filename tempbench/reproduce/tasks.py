@@ -17,7 +17,7 @@ from typing import Any
 from eval.audit.context import AuditContext
 from eval.audit.run import audit_document, run_audit
 from eval.evidence import TablePart, table_of, table_part
-from eval.key_space_effect import part_other_space, parts_suffice
+from eval.key_space_effect import PartSpaces, part_other_space, parts_suffice
 from eval.per_question import slice_intervals
 from eval.report.browser import SharedStrings, browser_part
 from eval.report.plots import SCORE_PLOTS, write_plots
@@ -41,7 +41,8 @@ class ShardResult:
     that made it: the job passes the same bytes on to the scorer instead of pickling the part again); ``anchors``: each
     record's ``anchor.id`` (what the audit's anchor recall reads of the run);
     ``records``: the records themselves, only when the task ran in the job's own
-    process; ``seconds``: how long the shard took under this configuration.
+    process; ``seconds``: how long the shard took under this configuration; ``spaces``: what
+    :func:`scored_from_parts` reads of ``table``, so that the job decides without unpacking it.
     """
 
     lo: int
@@ -53,6 +54,7 @@ class ShardResult:
     anchors: list[Any]
     records: list[dict[str, Any]] | None = None
     seconds: float = 0.0
+    spaces: PartSpaces | None = None
 
 
 def run_shard(inputs: JobInputs, names: Sequence[str], lo: int, hi: int,
@@ -115,7 +117,8 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
     text = shard.text if text_file is None else _text_part(text_file, shard.text, inputs.out / "runs" / f"{name}.jsonl")
     table_part = make_part(table)
     return ShardResult(lo, hi, text, shard.stats, part, Packed(table_part) if in_worker else table_part, anchors,
-                       None if in_worker else shard.records, time.perf_counter() - t0)
+                       None if in_worker else shard.records, time.perf_counter() - t0,
+                       None if table_part is None else PartSpaces.of(table_part))
 
 
 def make_part(table: Any) -> TablePart:
@@ -123,13 +126,16 @@ def make_part(table: Any) -> TablePart:
     return table_part(table, part_other_space(table))
 
 
-def unpacked(part: TablePart | Packed[TablePart] | None) -> TablePart | None:
+def unpacked(part: TablePart | PartSpaces | Packed[TablePart] | None) -> TablePart | PartSpaces | None:
     """A shard's table part, unpacked if it came :class:`~tempbench_core.workers.Packed`."""
     return part.unpack() if isinstance(part, Packed) else part
 
 
-def scored_from_parts(parts: Sequence[TablePart | Packed[TablePart] | None]) -> bool:
-    """Whether :func:`score_run` scores from the shards' table parts alone (else it reads the run's records)."""
+def scored_from_parts(parts: Sequence[TablePart | PartSpaces | Packed[TablePart] | None]) -> bool:
+    """Whether :func:`score_run` scores from the shards' table parts alone (else it reads the run's records).
+
+    A part may be given by its :class:`~eval.key_space_effect.PartSpaces`, all this reads of it.
+    """
     parts = [unpacked(part) for part in parts]
     return bool(parts) and all(part is not None for part in parts) and parts_suffice(parts)  # type: ignore[arg-type]
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_columnar_scoring import assert_same_evaluation, run_case
 
 from eval.evidence import join_parts, read_question, resolve, table_of, table_part
-from eval.key_space_effect import part_other_space, parts_suffice
+from eval.key_space_effect import PartSpaces, part_other_space, parts_suffice, used_space
 from eval.scoring import ScoreOptions, evaluate, evaluate_parts, score_parts, score_run
 from tempbench_core.errors import EvidenceError
 
@@ -47,6 +47,16 @@ def test_parts_score_as_the_records(case, size):
     chosen = [q for q in questions if q["id"] in run]  # run order: what reproduce scores
     records = [run[q["id"]] for q in chosen]
     parts = _parts(chosen, records, size)
+    if parts:
+        # the decision read from the parts' summaries alone (what the job sends) is the one read from the parts,
+        # and their used space is that of the joined questions
+        assert parts_suffice([PartSpaces.of(p) for p in parts]) == parts_suffice(parts)
+        gold_space = [sp for p in parts for sp in p.gold_space]
+        counts = np.concatenate([p.items["counts"] for p in parts])
+        used = used_space(gold_space, counts)
+        summaries = [PartSpaces.of(p) for p in parts]
+        found = frozenset().union(*(p.with_items for p in summaries)) or frozenset().union(*(p.every for p in summaries))
+        assert used == (next(iter(found)) if len(found) == 1 else ("mixed" if found else "id"))
     if parts is None or not parts_suffice(parts):
         event("parts do not suffice")
         return
