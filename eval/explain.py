@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,8 @@ STAGE_HELP: dict[str, str] = {
 }
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+#: The gold class of an item that matches none (:func:`eval.keyspace.match_classes`).
+_NO_CLASS = -1
 
 
 @dataclass
@@ -203,7 +206,6 @@ class Explainer:
         self.head = np.asarray(kg.head, dtype=np.int64)
         self.tail = np.asarray(kg.tail, dtype=np.int64)
         self.relation = np.asarray(kg.relation, dtype=np.int64)
-        self.year = np.asarray(kg.year)
         self.entity_index = kg.entity_index
         self.relation_index = kg.relation_index
         self._entities_by_label: dict[str, np.ndarray] | None = None
@@ -254,7 +256,11 @@ class Explainer:
         """KG rows of ``hop`` valid at ``t_query`` (ascending edge ids).
 
         Rows are looked up through the subject's ``(entity, year)`` incidence: a
-        point-in-time row can only be valid in the year ``t_query`` names.
+        point-in-time row (``t_start = t_end = year``) is valid exactly when its
+        year equals ``t_query`` (a whole number, else no row is), and those are
+        the rows :meth:`~retriever.incidence.Incidence.rows_at` gives, so their
+        years are not tested again. (A year equal to the whole float ``t_query``
+        converts to that very float, however large.)
         """
         subjects, relations, objects = self._members(hop.space, hop.key)
         if not len(subjects) or not len(relations) or not len(objects):
@@ -265,10 +271,7 @@ class Explainer:
         if not len(rows):
             return _EMPTY
         keep = _member(self.head[rows], subjects) & _member(self.relation[rows], relations) & _member(self.tail[rows], objects)
-        rows = rows[keep]
-        years = self.year[rows].astype(float)
-        rows = rows[valid_at(years, years, float(t_query))]
-        return sorted_unique(rows)
+        return sorted_unique(rows[keep])
 
     def prepare(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
         """Walk, for all the ``(question, record)`` pairs at once, what their attributions may read (SPEC §2.4, §7).
@@ -313,8 +316,14 @@ class Explainer:
         return self.entity_index.get(str(aid))
 
     def gold_subject(self, question: Mapping[str, Any]) -> int | None:
-        """The gold first-hop subject under SPEC §2.3's oracle resolution (``None`` when unresolved)."""
-        return self.retriever.oracle(dict(question)).index
+        """The gold first-hop subject under SPEC §2.3's oracle resolution (``None`` when unresolved).
+
+        It depends on the question and the oracle's label-tie rule alone: kept
+        in :attr:`shared` for every configuration with that rule.
+        """
+        ties = self.config.oracle_label_ties
+        return kept_for(self.shared, ("gold subject", question.get("id"), ties), question,
+                        lambda: self.retriever.oracle(dict(question)).index)
 
     # -- the attribution -----------------------------------------------------------------
     def explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool = False) -> Explanation:
@@ -365,10 +374,14 @@ class Explainer:
         class_of = {keys[space]: c for c, keys in enumerate(read.class_keys) if space in keys}
         cls = [class_of.get(h.triple.keys.get(space), -1) for h in hops]
         items = read.items
-        in_evidence = {c for c in read.items_cls if c >= 0}
-        hit = {c for c, ts, te in zip(read.items_cls, items.t_start, items.t_end, strict=True)
-               if c >= 0 and valid_at(ts, te, tq)}
-        tied = {c for c in read.extra_cls if c >= 0}
+        # classes are -1 (no gold class) or >= 0; the few gold items picked in C, then their windows tested
+        in_evidence = set(read.items_cls)
+        in_evidence.discard(-1)
+        hit = {c for c, ts, te in compress(zip(read.items_cls, items.t_start, items.t_end, strict=True),
+                                            map(_NO_CLASS.__lt__, read.items_cls))
+               if valid_at(ts, te, tq)}
+        tied = set(read.extra_cls)
+        tied.discard(-1)
 
         explanation = Explanation(question.get("id"), hops, None, None, read)
         pending: list[int] = []
