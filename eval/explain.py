@@ -273,6 +273,11 @@ class Explainer:
         keep = _member(self.head[rows], subjects) & _member(self.relation[rows], relations) & _member(self.tail[rows], objects)
         return sorted_unique(rows[keep])
 
+    def _rows_and_ends(self, hop: Hop, t_query: float) -> tuple[np.ndarray, np.ndarray]:
+        """The hop's :meth:`valid_rows` and their heads and tails."""
+        rows = self.valid_rows(hop, t_query)
+        return rows, (np.concatenate((self.head[rows], self.tail[rows])) if len(rows) else _EMPTY)
+
     def prepare(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
         """Walk, for all the ``(question, record)`` pairs at once, what their attributions may read (SPEC §2.4, §7).
 
@@ -408,12 +413,11 @@ class Explainer:
         pools = _Pools(self.retriever, anchor, tq, self.pool_summary(question, anchor), self.shared, question)
         for i in pending:
             hop = hops[i]
-            # the hop's valid rows depend on the question alone: made once for every configuration
-            rows = kept_for(self.shared, ("valid_rows", question.get("id"), hop.space, hop.key), question,
-                            lambda hop=hop: self.valid_rows(hop, tq))
+            # the hop's valid rows and their endpoints (read by both uncapped pools' tests) depend on the
+            # question alone: made once for every configuration
+            rows, ends = kept_for(self.shared, ("valid_rows", question.get("id"), hop.space, hop.key), question,
+                                  lambda hop=hop: self._rows_and_ends(hop, tq))
             hop.valid_rows = rows
-            # the rows' endpoints, read by both uncapped pools' tests
-            ends = np.concatenate((self.head[rows], self.tail[rows])) if len(rows) else _EMPTY
             if facts:
                 hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, ends, self.head, self.tail, len(hops)))
             if hop.stage:
