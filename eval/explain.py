@@ -262,10 +262,20 @@ class Explainer:
         years are not tested again. (A year equal to the whole float ``t_query``
         converts to that very float, however large.)
         """
+        inc = self.index.incidence
+        if hop.space == "id":
+            # one entity and one relation (the general way below with one-element arrays, without making them)
+            s, r, o = (self.entity_index.get(str(hop.key[0])), self.relation_index.get(str(hop.key[1])),
+                       self.entity_index.get(str(hop.key[2])))
+            if s is None or r is None or o is None:
+                return _EMPTY
+            rows = inc.rows_at(int(s), t_query)
+            if not len(rows):
+                return _EMPTY
+            return sorted_unique(rows[(self.head[rows] == s) & (self.relation[rows] == r) & (self.tail[rows] == o)])
         subjects, relations, objects = self._members(hop.space, hop.key)
         if not len(subjects) or not len(relations) or not len(objects):
             return _EMPTY
-        inc = self.index.incidence
         parts = [inc.rows_at(int(e), t_query) for e in subjects]
         rows = np.concatenate(parts) if len(parts) > 1 else parts[0]
         if not len(rows):
