@@ -113,8 +113,8 @@ def read_question(question: Any, evidence: Any, extra: Any = (), key: str = DEFA
                   shared: dict[Any, Any] | None = None) -> QuestionRead:
     """Match the evidence (and cut-off ties) of one question against its gold chain (SPEC §3.1).
 
-    ``shared``: a cache of the parsed gold, for a caller reading the same
-    question objects for several runs.
+    ``shared``: a cache of the parsed gold (its spaces and classes too), for
+    a caller reading the same question objects for several runs.
     """
     tq = read_t_query(question)
     where = question_name(question)
