@@ -9,7 +9,10 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, zip_longest
 from typing import Any
 
 from eval.explain import STAGES, Explainer
@@ -17,6 +20,10 @@ from retriever import RetrieverConfig
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, dumps_json
 from tempbench_core.runfile import meta_path, read_meta
+
+_STAGE_SET = frozenset(STAGES)
+#: What pads a question's stages beyond its last hop in the columns of :func:`summarize` (no stage is it).
+_NO_HOP = object()
 
 #: The slices of the summary (SPEC §7 terminal table), as ``(summary key, question field)``.
 SLICES: tuple[tuple[str, str], ...] = (("complexity", "complexity"), ("operator", "operator_type"))
@@ -70,11 +77,13 @@ def attribution_json(result: Mapping[str, Any]) -> str:
     ``{"questions": {QID: [stage, ...]}, "summary": {...}}``; question ids are
     written as JSON strings.
     """
-    items = list(result["questions"].items())
+    questions = result["questions"]
     lines = ["{", '  "questions": {']
-    for i, (qid, stages) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        lines.append(f"    {dumps_compact(str(qid))}: {_stage_list(stages)}{comma}")
+    if questions:
+        # every id written by one call, then cut out of the list's text (each is dumps_compact(str(qid)))
+        quoted = _JSON_STRING.findall(dumps_compact([str(qid) for qid in questions]))
+        lines.append(",\n".join([f"    {qid}: {_stage_list(stages)}"
+                                  for qid, stages in zip(quoted, questions.values(), strict=True)]))
     lines.append("  },")
     summary = dumps_json(result["summary"], indent=2).replace("\n", "\n  ")
     lines += [f'  "summary": {summary}', "}"]
@@ -82,6 +91,8 @@ def attribution_json(result: Mapping[str, Any]) -> str:
 
 
 _QUOTED_STAGES = {s: f'"{s}"' for s in STAGES}
+#: A JSON string as json.dumps writes it: inside the quotes, a quote or backslash only escaped (``\"``, ``\\``).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def _stage_list(stages: Sequence[str]) -> str:
@@ -92,13 +103,18 @@ def _stage_list(stages: Sequence[str]) -> str:
         return dumps_json(list(stages), indent=None)
 
 
-def _tally(stage_lists: Iterable[list[str]]) -> dict[str, Any]:
-    counts = dict.fromkeys(STAGES, 0)
-    n_questions = 0
-    for stages in stage_lists:
-        n_questions += 1
-        for s in stages:
-            counts[s] += 1
+def _tally(stage_lists: Sequence[list[str]]) -> dict[str, Any]:
+    """The counts and shares of the stages of ``stage_lists`` (one list per question)."""
+    return _tallied(Counter(chain.from_iterable(stage_lists)), len(stage_lists))
+
+
+def _tallied(found: Counter[str], n_questions: int) -> dict[str, Any]:
+    """:func:`_tally` of the questions whose stages ``found`` counts: every stage, in :data:`STAGES` order."""
+    unknown = found.keys() - _STAGE_SET
+    if unknown:
+        # the first one met, as counting stage by stage into a dict of the stages would fail on it
+        raise KeyError(next(s for s in found if s in unknown))
+    counts = {s: found[s] for s in STAGES}
     n_hops = sum(counts.values())
     return {
         "n_questions": n_questions,
@@ -120,17 +136,20 @@ def summarize(questions: Sequence[Mapping[str, Any]], stages: Mapping[Any, list[
     if config is not None:
         out["config"] = {k: config.to_dict()[k] for k in ("name", "anchor", "hops", "caps", "temporal_filter", "k",
                                                           "cap_scope", "cap_counts")}
-    out.update(_tally(stages[q["id"]] for q in present))
+    lists = [stages[q["id"]] for q in present]
+    out.update(_tally(lists))
     for name, fld in SLICES:
         groups: dict[Any, list[list[str]]] = {}
-        for q in present:
-            groups.setdefault(q.get(fld), []).append(stages[q["id"]])
+        for q, found in zip(present, lists, strict=True):
+            groups.setdefault(q.get(fld), []).append(found)
         out[f"by_{name}"] = {str(v): _tally(groups[v]) for v in sorted(groups, key=str)}
-    by_hop: dict[str, list[list[str]]] = {}
-    for q in present:
-        for j, stage in enumerate(stages[q["id"]]):
-            by_hop.setdefault(str(j + 1), []).append([stage])
-    out["by_hop"] = {j: _tally(lists) for j, lists in by_hop.items()}
+    # per hop position, its stage in each question with that many hops (a column of the lists, padded)
+    by_hop: dict[str, Any] = {}
+    for j, column in enumerate(zip_longest(*lists, fillvalue=_NO_HOP)):
+        found = Counter(column)
+        missing = found.pop(_NO_HOP, 0)
+        by_hop[str(j + 1)] = _tallied(found, len(column) - missing)
+    out["by_hop"] = by_hop
     return out
 
 

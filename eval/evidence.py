@@ -113,16 +113,20 @@ def read_question(question: Any, evidence: Any, extra: Any = (), key: str = DEFA
                   shared: dict[Any, Any] | None = None) -> QuestionRead:
     """Match the evidence (and cut-off ties) of one question against its gold chain (SPEC §3.1).
 
-    ``shared``: a cache of the parsed gold, for a caller reading the same
-    question objects for several runs.
+    ``shared``: a cache of the parsed gold (its spaces and classes too), for
+    a caller reading the same question objects for several runs.
     """
     tq = read_t_query(question)
     where = question_name(question)
     gold = parsed_gold(question, key, shared)
-    spaces = gold_spaces(question, gold, key)
+    qid = question.get("id")
+    # the gold's spaces and classes depend on the question alone (and the primary space): made once per question
+    # for every run read with this ``shared`` (read only, never changed, by every reader of a QuestionRead)
+    spaces = kept_for(shared, ("gold spaces", qid, key), question, lambda: gold_spaces(question, gold, key))
     items = read_items(evidence, "evidence", where, spaces, key)
     primary = primary_space(set(items.spaces), key, spaces)
-    class_valid, class_keys, lookup = gold_classes(gold, primary, tq)
+    class_valid, class_keys, lookup = kept_for(shared, ("gold classes", qid, key, primary), question,
+                                               lambda: gold_classes(gold, primary, tq))
     # the evidence is matched before the ties are read: a problem of the evidence is named first
     items, items_cls = _matched(items, evidence, "evidence", where, spaces, key, lookup)
     ties, extra_cls = (_matched(read_items(extra, "cutoff_ties", where, spaces, key), extra, "cutoff_ties", where,

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,8 @@ STAGE_HELP: dict[str, str] = {
 }
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+#: The gold class of an item that matches none (:func:`eval.keyspace.match_classes`).
+_NO_CLASS = -1
 
 
 @dataclass
@@ -203,7 +206,6 @@ class Explainer:
         self.head = np.asarray(kg.head, dtype=np.int64)
         self.tail = np.asarray(kg.tail, dtype=np.int64)
         self.relation = np.asarray(kg.relation, dtype=np.int64)
-        self.year = np.asarray(kg.year)
         self.entity_index = kg.entity_index
         self.relation_index = kg.relation_index
         self._entities_by_label: dict[str, np.ndarray] | None = None
@@ -254,21 +256,37 @@ class Explainer:
         """KG rows of ``hop`` valid at ``t_query`` (ascending edge ids).
 
         Rows are looked up through the subject's ``(entity, year)`` incidence: a
-        point-in-time row can only be valid in the year ``t_query`` names.
+        point-in-time row (``t_start = t_end = year``) is valid exactly when its
+        year equals ``t_query`` (a whole number, else no row is), and those are
+        the rows :meth:`~retriever.incidence.Incidence.rows_at` gives, so their
+        years are not tested again. (A year equal to the whole float ``t_query``
+        converts to that very float, however large.)
         """
+        inc = self.index.incidence
+        if hop.space == "id":
+            # one entity and one relation (the general way below with one-element arrays, without making them)
+            s, r, o = (self.entity_index.get(str(hop.key[0])), self.relation_index.get(str(hop.key[1])),
+                       self.entity_index.get(str(hop.key[2])))
+            if s is None or r is None or o is None:
+                return _EMPTY
+            rows = inc.rows_at(int(s), t_query)
+            if not len(rows):
+                return _EMPTY
+            return sorted_unique(rows[(self.head[rows] == s) & (self.relation[rows] == r) & (self.tail[rows] == o)])
         subjects, relations, objects = self._members(hop.space, hop.key)
         if not len(subjects) or not len(relations) or not len(objects):
             return _EMPTY
-        inc = self.index.incidence
         parts = [inc.rows_at(int(e), t_query) for e in subjects]
         rows = np.concatenate(parts) if len(parts) > 1 else parts[0]
         if not len(rows):
             return _EMPTY
         keep = _member(self.head[rows], subjects) & _member(self.relation[rows], relations) & _member(self.tail[rows], objects)
-        rows = rows[keep]
-        years = self.year[rows].astype(float)
-        rows = rows[valid_at(years, years, float(t_query))]
-        return sorted_unique(rows)
+        return sorted_unique(rows[keep])
+
+    def _rows_and_ends(self, hop: Hop, t_query: float) -> tuple[np.ndarray, np.ndarray]:
+        """The hop's :meth:`valid_rows` and their heads and tails."""
+        rows = self.valid_rows(hop, t_query)
+        return rows, (np.concatenate((self.head[rows], self.tail[rows])) if len(rows) else _EMPTY)
 
     def prepare(self, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
         """Walk, for all the ``(question, record)`` pairs at once, what their attributions may read (SPEC §2.4, §7).
@@ -313,8 +331,14 @@ class Explainer:
         return self.entity_index.get(str(aid))
 
     def gold_subject(self, question: Mapping[str, Any]) -> int | None:
-        """The gold first-hop subject under SPEC §2.3's oracle resolution (``None`` when unresolved)."""
-        return self.retriever.oracle(dict(question)).index
+        """The gold first-hop subject under SPEC §2.3's oracle resolution (``None`` when unresolved).
+
+        It depends on the question and the oracle's label-tie rule alone: kept
+        in :attr:`shared` for every configuration with that rule.
+        """
+        ties = self.config.oracle_label_ties
+        return kept_for(self.shared, ("gold subject", question.get("id"), ties), question,
+                        lambda: self.retriever.oracle(dict(question)).index)
 
     # -- the attribution -----------------------------------------------------------------
     def explain(self, question: Mapping[str, Any], record: Mapping[str, Any], facts: bool = False) -> Explanation:
@@ -365,10 +389,14 @@ class Explainer:
         class_of = {keys[space]: c for c, keys in enumerate(read.class_keys) if space in keys}
         cls = [class_of.get(h.triple.keys.get(space), -1) for h in hops]
         items = read.items
-        in_evidence = {c for c in read.items_cls if c >= 0}
-        hit = {c for c, ts, te in zip(read.items_cls, items.t_start, items.t_end, strict=True)
-               if c >= 0 and valid_at(ts, te, tq)}
-        tied = {c for c in read.extra_cls if c >= 0}
+        # classes are -1 (no gold class) or >= 0; the few gold items picked in C, then their windows tested
+        in_evidence = set(read.items_cls)
+        in_evidence.discard(-1)
+        hit = {c for c, ts, te in compress(zip(read.items_cls, items.t_start, items.t_end, strict=True),
+                                            map(_NO_CLASS.__lt__, read.items_cls))
+               if valid_at(ts, te, tq)}
+        tied = set(read.extra_cls)
+        tied.discard(-1)
 
         explanation = Explanation(question.get("id"), hops, None, None, read)
         pending: list[int] = []
@@ -395,12 +423,11 @@ class Explainer:
         pools = _Pools(self.retriever, anchor, tq, self.pool_summary(question, anchor), self.shared, question)
         for i in pending:
             hop = hops[i]
-            # the hop's valid rows depend on the question alone: made once for every configuration
-            rows = kept_for(self.shared, ("valid_rows", question.get("id"), hop.space, hop.key), question,
-                            lambda hop=hop: self.valid_rows(hop, tq))
+            # the hop's valid rows and their endpoints (read by both uncapped pools' tests) depend on the
+            # question alone: made once for every configuration
+            rows, ends = kept_for(self.shared, ("valid_rows", question.get("id"), hop.space, hop.key), question,
+                                  lambda hop=hop: self._rows_and_ends(hop, tq))
             hop.valid_rows = rows
-            # the rows' endpoints, read by both uncapped pools' tests
-            ends = np.concatenate((self.head[rows], self.tail[rows])) if len(rows) else _EMPTY
             if facts:
                 hop.facts.update(valid_kg_rows=int(len(rows)), **pools.facts(rows, ends, self.head, self.tail, len(hops)))
             if hop.stage:

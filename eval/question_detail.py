@@ -138,17 +138,24 @@ def anchor_view(explainer: Explainer, record: Mapping[str, Any], anchor_idx: int
     """
     kg = explainer.index.kg
     labels = explainer.index.entity_labels
-    anchor_rec = record.get("anchor") if isinstance(record.get("anchor"), Mapping) else None
-    first = gold[0] if gold else None
-    gold_view = triple_view(first) if first is not None else {}
+    anchor_rec = record.get("anchor")
+    if not isinstance(anchor_rec, Mapping):
+        anchor_rec = None
+    if gold_idx is not None:
+        gold_id, gold_label = kg.entity_ids[gold_idx], labels[gold_idx]
+    else:
+        # unresolved: the first gold triple's own subject, as triple_view shows it (its id and label keys)
+        keys = gold[0].keys if gold else {}
+        ids, names = keys.get("id"), keys.get("label")
+        gold_id, gold_label = None if ids is None else ids[0], None if names is None else names[0]
     return {
         "rule": explainer.config.anchor,
         "source": (anchor_rec or {}).get("source", "recomputed"),
         "id": (anchor_rec or {}).get("id") if anchor_rec else (None if anchor_idx is None else kg.entity_ids[anchor_idx]),
         "label": (anchor_rec or {}).get("label") if anchor_rec else (None if anchor_idx is None else labels[anchor_idx]),
         "in_kg": anchor_idx is not None,
-        "gold_id": gold_view.get("s_id") if gold_idx is None else kg.entity_ids[gold_idx],
-        "gold_label": gold_view.get("s") if gold_idx is None else labels[gold_idx],
+        "gold_id": gold_id,
+        "gold_label": gold_label,
         "hit": None if gold_idx is None else anchor_idx == gold_idx,
     }
 
