@@ -18,7 +18,7 @@ resolve, which reads it (and names the problem with file and line).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
@@ -29,7 +29,7 @@ from eval.evidence import SPACES, Codes, EvidenceTable, ItemColumns, parsed_gold
 from eval.keyspace import KEY_CHOICES, gold_classes, gold_spaces, read_scores, read_t_query
 from tempbench_core.errors import EvidenceError
 from tempbench_core.memo import kept_for
-from tempbench_core.runlines import UNSET, IdItem, LabelItem, RunLine
+from tempbench_core.runlines import IdItem, LabelItem, RunLine
 from tempbench_core.schema import ID_KEYS, LABEL_KEYS
 
 _GETTERS = {"id": itemgetter(*ID_KEYS), "label": itemgetter(*LABEL_KEYS)}
@@ -76,7 +76,7 @@ class PlainItems(NamedTuple):
 
 
 NO_ITEMS = PlainItems([], [], [], [], [])
-_SROTS, _TIMES_START, _TIMES_END, _SCORE, _CLS = (itemgetter(i) for i in range(5))
+_TIMES_START, _TIMES_END, _SCORE = itemgetter(1), itemgetter(2), itemgetter(3)
 
 
 def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], int], run_form: bool = False
@@ -108,19 +108,42 @@ def plain_items(items: Any, space: str, lookup: Mapping[tuple[Any, Any, Any], in
     return PlainItems(srots, ts, te, read_scores(raw), cls)
 
 
-def line_items(items: list[IdItem] | list[LabelItem], space: str, lookup: Mapping[tuple[Any, Any, Any], int]) -> PlainItems | None:
-    """:func:`plain_items` of a decoded run line's list (``run_form``), the decoder having made its checks.
+class LineItems(NamedTuple):
+    """One question's list of a decoded run line: :class:`PlainItems` whose times and scores stay in the items.
 
-    ``None``, as plain_items, when an item lacks a key of ``space`` (decoded as
-    :data:`~tempbench_core.runlines.UNSET`).
+    The decoder made the items' checks; their ``t_start``, ``t_end`` and
+    ``score`` are read into the table's columns at once (:func:`rows_table`),
+    with no list per line and field.
+    """
+
+    items: list[IdItem] | list[LabelItem]
+    srots: list[tuple[Any, Any, Any]]
+    cls: list[int]
+
+    @property
+    def ts(self) -> list[float]:
+        return list(map(_T_START, self.items))
+
+    @property
+    def te(self) -> list[float]:
+        return list(map(_T_END, self.items))
+
+    @property
+    def scores(self) -> list[float]:  # NaN: no score
+        return read_scores(list(map(_SCORE_FIELD, self.items)))
+
+
+def line_items(items: list[IdItem] | list[LabelItem], space: str, lookup: Mapping[tuple[Any, Any, Any], int]
+               ) -> LineItems | PlainItems:
+    """:func:`plain_items` of a decoded run line's list (``run_form``), as :class:`LineItems`.
+
+    The decoder made plain_items' checks (every item carries the whole key
+    space, numeric times, a numeric or null score).
     """
     if not items:
         return NO_ITEMS
     srots = list(map(_FIELDS[space], items))
-    if UNSET in chain.from_iterable(srots):
-        return None
-    return PlainItems(srots, list(map(_T_START, items)), list(map(_T_END, items)),
-                      read_scores(list(map(_SCORE_FIELD, items))), list(map(lookup.get, srots, repeat(-1))))
+    return LineItems(items, srots, list(map(lookup.get, srots, repeat(-1))))
 
 
 class PlainRow(NamedTuple):
@@ -130,8 +153,8 @@ class PlainRow(NamedTuple):
     tq: float
     space: str
     class_valid: list[bool]
-    items: PlainItems
-    extra: PlainItems
+    items: PlainItems | LineItems
+    extra: PlainItems | LineItems
 
 
 def plain_row(question: Mapping[str, Any], evidence: Any, ties: Any, key: str = "auto",
@@ -158,26 +181,40 @@ def line_row(question: Mapping[str, Any], line: RunLine, classes: Classes) -> Pl
     tq, space, class_valid, lookup = classes
     if line.space != space:
         return None
-    items = line_items(line.evidence, space, lookup)
     extra = line_items(line.cutoff_ties, space, lookup) if line.cutoff_ties else NO_ITEMS
-    if items is None or extra is None:
-        return None
-    return PlainRow(question, tq, space, class_valid, items, extra)
+    return PlainRow(question, tq, space, class_valid, line_items(line.evidence, space, lookup), extra)
 
 
-def _columns(lists: Sequence[PlainItems], space: np.ndarray, codes: Codes, cls_start: np.ndarray) -> ItemColumns:
+_SROTS_OF, _CLS_OF, _ITEMS_OF = attrgetter("srots"), attrgetter("cls"), attrgetter("items")
+
+
+def _field(lists: Sequence[PlainItems | LineItems], plain: Callable[[PlainItems], list[Any]],
+           of_item: Callable[[Any], Any]) -> Iterator[Any]:
+    """One field of every item of the lists, in order: from a PlainItems' list, or read from a LineItems' items."""
+    if all(type(part) is LineItems for part in lists):
+        return map(of_item, chain.from_iterable(map(_ITEMS_OF, lists)))
+    return chain.from_iterable(map(of_item, part.items) if type(part) is LineItems else plain(part) for part in lists)
+
+
+def _columns(lists: Sequence[PlainItems | LineItems], space: np.ndarray, codes: Codes, cls_start: np.ndarray
+             ) -> ItemColumns:
     """The :class:`~eval.evidence.ItemColumns` of the rows' lists; ``codes`` numbers the values in order of first use."""
-    counts = np.fromiter(map(len, map(_CLS, lists)), dtype=np.int64, count=len(lists))
+    counts = np.fromiter(map(len, map(_CLS_OF, lists)), dtype=np.int64, count=len(lists))
     total = int(counts.sum())
+    # an empty list adds nothing: only the others say which way their fields are read
+    lists = [part for part in lists if part.cls]
 
-    def flat(part: Callable[[PlainItems], list[Any]], dtype: Any) -> np.ndarray:
-        return np.fromiter(chain.from_iterable(map(part, lists)), dtype=dtype, count=total)
+    def flat(plain: Callable[[PlainItems], list[Any]], of_item: Callable[[Any], Any]) -> np.ndarray:
+        return np.fromiter(_field(lists, plain, of_item), dtype=np.float64, count=total)
 
     # the s, r, o of every item, item after item, interned in that order (as resolve interns them)
-    values = chain.from_iterable(chain.from_iterable(map(_SROTS, lists)))
+    values = chain.from_iterable(chain.from_iterable(map(_SROTS_OF, lists)))
     sro = np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=3 * total).reshape(total, 3)
-    return ItemColumns(counts, np.repeat(space, counts), sro[:, 0], sro[:, 1], sro[:, 2], flat(_TIMES_START, np.float64),
-                       flat(_TIMES_END, np.float64), flat(_CLS, np.int64), flat(_SCORE, np.float64), cls_start)
+    cls = np.fromiter(chain.from_iterable(map(_CLS_OF, lists)), dtype=np.int64, count=total)
+    # numpy stores a decoded None (no score) as NaN, as read_scores reads it (the reader's tests hold it to that)
+    scores = flat(_SCORE, _SCORE_FIELD)
+    return ItemColumns(counts, np.repeat(space, counts), sro[:, 0], sro[:, 1], sro[:, 2], flat(_TIMES_START, _T_START),
+                       flat(_TIMES_END, _T_END), cls, scores, cls_start)
 
 
 def rows_table(rows: Sequence[PlainRow], key: str = "auto", shared: dict[Any, Any] | None = None,

@@ -61,7 +61,7 @@ def tie_report(table: EvidenceTable, measures: Sequence[Measure] = RANK_MEASURES
     err, min_rr = rr.copy(), rr.copy()
     cut_min: list[tuple[int, np.ndarray]] = []
     width = gains.shape[1]
-    closed = _ClosedForms(table, cut.member, ev_hit, ex_hit, cut.in_group_extra, k_rel, order)
+    closed = _ClosedForms(table, cut.member, ev_hit, ex_hit, cut.in_group_extra, k_rel, order, hard)
     for i in np.flatnonzero(chance | hard).tolist():
         if chance[i]:
             trp_i, ccr[i] = closed.trp_ccr(i)
@@ -139,6 +139,21 @@ def _cutoff_group(table: EvidenceTable, n_ret: np.ndarray, ev_hit: np.ndarray, e
     return _CutoffGroup(trp, ccr, chance, member, in_group_extra)
 
 
+def known_order(table: EvidenceTable) -> np.ndarray:
+    """The known items (evidence, then cut-off ties, concatenated) ordered by question, kind and position.
+
+    The stable lexicographic order of ``(question, kind, position)``, which are
+    distinct: each question's evidence in place, then its cut-off ties, laid
+    end to end (each item's place is known, so no sort is needed).
+    """
+    ev, ex = table.items, table.extra
+    known_start = np.concatenate([[0], np.cumsum(ev.counts + ex.counts)]).astype(np.int64)
+    order = np.empty(len(ev) + len(ex), dtype=np.int64)
+    order[known_start[ev.q] + ev.pos] = np.arange(len(ev), dtype=np.int64)
+    order[known_start[ex.q] + ev.counts[ex.q] + ex.pos] = np.arange(len(ev), len(ev) + len(ex), dtype=np.int64)
+    return order
+
+
 def _hard_rank_groups(table: EvidenceTable, n_ret: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The questions whose rank metrics need the closed forms, and the known items' relevance and order.
 
@@ -152,7 +167,7 @@ def _hard_rank_groups(table: EvidenceTable, n_ret: np.ndarray) -> tuple[np.ndarr
     ev, ex = table.items, table.extra
     hard = np.zeros(n, dtype=bool)
     known_q = np.concatenate([ev.q, ex.q])
-    order = np.lexsort((np.concatenate([ev.pos, ex.pos]), np.concatenate([np.zeros(len(ev)), np.ones(len(ex))]), known_q))
+    order = known_order(table)
     kq = known_q[order]
     kscore = np.concatenate([ev.score, ex.score])[order]
     kpos = np.concatenate([ev.pos, n_ret[ex.q] + ex.pos])[order]
@@ -177,17 +192,24 @@ class _ClosedForms:
     """The per-question inputs of :mod:`eval.tie_forms`, read from the table's arrays."""
 
     def __init__(self, table: EvidenceTable, member: np.ndarray, ev_hit: np.ndarray, ex_hit: np.ndarray,
-                 in_group_extra: np.ndarray, k_rel: np.ndarray, order: np.ndarray) -> None:
+                 in_group_extra: np.ndarray, k_rel: np.ndarray, order: np.ndarray, rows: np.ndarray | None = None
+                 ) -> None:
+        """``rows``: the questions :meth:`rank` is asked for (a flag per question; default all)."""
         self.table = table
         ev, ex = table.items, table.extra
         self.member, self.ev_hit, self.ex_hit, self.in_group_extra = member, ev_hit, ex_hit, in_group_extra
-        # the whole item of every known item (evidence, then cut-off ties), and the valid relevant copies' classes
-        keys = [np.concatenate([a, b]) for a, b in zip(whole_keys(ev), whole_keys(ex), strict=True)]
-        whole = group_ids(keys)[0]
+        # the whole item of every known item of those questions (evidence, then cut-off ties), and the valid
+        # relevant copies' classes; rank_tie_vectors reads only which of a question's items are one whole item,
+        # and the key holds the question: numbered among those questions' items alone, they are the same groups
+        self.known_start = np.concatenate([[0], np.cumsum(ev.counts + ex.counts)]).astype(np.int64)
+        k_keys = [np.concatenate([a, b])[order] for a, b in zip(whole_keys(ev), whole_keys(ex), strict=True)]
+        self.k_whole = np.full(len(order), -1, dtype=np.int64)
+        asked = np.ones(len(order), dtype=bool) if rows is None else rows[k_keys[0]]
+        if asked.any():
+            self.k_whole[asked] = group_ids([k[asked] for k in k_keys])[0]
         cls = np.concatenate([ev.cls, ex.cls])
         vr = np.where(np.concatenate([relevant(table, ev), relevant(table, ex)]), cls, -1)
-        self.known_start = np.concatenate([[0], np.cumsum(ev.counts + ex.counts)]).astype(np.int64)
-        self.k_whole, self.k_vr = whole[order], vr[order]
+        self.k_vr = vr[order]
         self.k_score = np.concatenate([ev.score, ex.score])[order]
 
     def trp_ccr(self, i: int) -> tuple[Any, Any]:

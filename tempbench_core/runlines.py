@@ -35,8 +35,9 @@ Why a decoded line equals read_run's record in every field read here:
   they hold (its whole key space, times and score are what it checks), and the
   scorer reads each question's items in one space.
 
-Whether an item carries a whole key space is the caller's to check (a key
-absent is :data:`UNSET`), as are duplicate ids.
+An item lacking a key of the space makes the line ``None`` in that space
+(the caller may decode it in the other, whose keys it may carry: the
+question's space decides). Duplicate ids are the caller's to check.
 """
 
 from __future__ import annotations
@@ -51,32 +52,27 @@ import msgspec
 from tempbench_core.errors import InputError
 from tempbench_core.jsonl import iter_input_lines, require_file
 
-#: A key an item does not carry.
-UNSET = msgspec.UNSET
 
+class IdItem(msgspec.Struct, gc=False):
+    """An evidence (or cut-off tie) item read in the id space: its ids (required), times and score."""
 
-class _Item(msgspec.Struct, gc=False):
-    """What an item has in either key space: its times and score."""
-
+    s_id: str
+    r_id: str
+    o_id: str
     t_start: float
     t_end: float
     score: float | None = None
 
 
-class IdItem(_Item, gc=False):
-    """An evidence (or cut-off tie) item read in the id space (an id ``UNSET`` when absent)."""
+class LabelItem(msgspec.Struct, gc=False):
+    """An item read in the label space (:class:`IdItem`'s twin)."""
 
-    s_id: str | msgspec.UnsetType = UNSET
-    r_id: str | msgspec.UnsetType = UNSET
-    o_id: str | msgspec.UnsetType = UNSET
-
-
-class LabelItem(_Item, gc=False):
-    """An item read in the label space (a label ``UNSET`` when absent)."""
-
-    s: str | msgspec.UnsetType = UNSET
-    r: str | msgspec.UnsetType = UNSET
-    o: str | msgspec.UnsetType = UNSET
+    s: str
+    r: str
+    o: str
+    t_start: float
+    t_end: float
+    score: float | None = None
 
 
 class IdLine(msgspec.Struct, gc=False):

@@ -62,6 +62,37 @@ def parse_measures(names: Sequence[str]) -> list[tuple[str, Measure]]:
     return out
 
 
+#: From this share of a table's rows on, the tie ranges of some rows are read from the whole table's.
+WHOLE_TABLE_SHARE = 0.9
+
+
+def tie_ranges(table: EvidenceTable, measures: Sequence[Measure], rows: np.ndarray | None = None,
+               whole_share: float = WHOLE_TABLE_SHARE) -> dict[str, np.ndarray]:
+    """:func:`~eval.ties.tie_report`'s per-question arrays of the rows ``rows`` (sorted, distinct; NaN elsewhere).
+
+    A question's tie range depends on its own row alone, so the rows' ranges
+    are the same whether read from the table of those rows
+    (:meth:`~eval.evidence.EvidenceTable.take`) or from the whole table; when
+    they are most of it (``whole_share`` or more), the whole table is read and
+    the other rows set to NaN: no copy of the table, no second pass over its
+    hits.
+    """
+    if rows is None or len(rows) == table.n:  # sorted and distinct: every row
+        return tie_report(table, measures)["per_question"]
+    if len(rows) >= whole_share * table.n:
+        out = tie_report(table, measures)["per_question"]
+        others = np.ones(table.n, dtype=bool)
+        others[rows] = False
+        for part in out.values():
+            part[others] = np.nan
+        return out
+    out = {}
+    for name, part in tie_report(table.take(rows), measures)["per_question"].items():
+        out[name] = np.full((table.n, *np.shape(part)[1:]), np.nan)
+        out[name][rows] = part
+    return out
+
+
 @dataclass
 class RunValues:
     """One run's per-question values over the compared questions (NaN: not evaluated).
@@ -93,13 +124,7 @@ def run_values(table: EvidenceTable, measures: Sequence[Measure], trp_empty: str
         matrix = hit_matrix(table)
         per_rank = rank_kernel(matrix.gains, matrix.n_rel, rank_names)
     tie_measures = [m for m in RANK_MEASURES if m in rank_names] or RANK_MEASURES[:1]
-    tie_q = {}
-    if ties and (tie_rows is None or len(tie_rows) == table.n):  # sorted and distinct: every row
-        tie_q = tie_report(table, tie_measures)["per_question"]
-    elif ties:
-        for name, part in tie_report(table.take(tie_rows), tie_measures)["per_question"].items():
-            tie_q[name] = np.full((table.n, *np.shape(part)[1:]), np.nan)
-            tie_q[name][tie_rows] = part
+    tie_q = tie_ranges(table, tie_measures, tie_rows) if ties else {}
     values: dict[str, np.ndarray] = {}
     lo: dict[str, np.ndarray] = {}
     hi: dict[str, np.ndarray] = {}

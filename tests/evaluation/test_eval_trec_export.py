@@ -25,7 +25,7 @@ from test_columnar_scoring import run_case
 
 from eval.measures import RANK_MEASURES
 from eval.rank import rank_metrics
-from eval.trec import DocidError, DocKey, docid, parse_docid, trec_run_and_qrels
+from eval.trec import DocidError, DocKey, docid, escape, escape_all, parse_docid, trec_run_and_qrels
 from tempbench.cli import main
 
 # ---------------------------------------------------------------- ids
@@ -50,6 +50,13 @@ def test_docid_round_trips_and_is_one_token(s, r, o, t0, t1, space):
     back = parse_docid(doc)
     assert (back.s, back.r, back.o, back.space) == (s, r, o, space)
     assert _same_time(back.t_start, t0) and _same_time(back.t_end, t1)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(labels, tricky, st.sampled_from(["Q42", "P31", "Ann"])), max_size=8))
+def test_escape_all_escapes_each_text(texts):
+    # the test over all the texts at once (eval.trec.escape_all) against escape of each
+    assert escape_all(texts) == [escape(t) for t in texts]
 
 
 @settings(max_examples=1000, deadline=None)

@@ -20,11 +20,12 @@ import json
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eval.plain_table import plain_row
+from eval.plain_table import plain_row, rows_table
 from eval.repro.distinct import Reader, file_sources
 from tempbench_core.errors import TempbenchError
 from tempbench_core.runfile import dumps_record, read_run
@@ -162,12 +163,31 @@ def _questions(ids: list, spaces: str, unknown: bool) -> list[dict]:
 
 
 def _nan_free(row) -> tuple:
-    return (*row[:4], *((*part[:3], [x if x == x else "nan" for x in part.scores], part.cls)
+    # a decoded line's lists (LineItems) read as plain_items reads the record's
+    return (*row[:4], *((part.srots, part.ts, part.te, [x if x == x else "nan" for x in part.scores], part.cls)
                         for part in (row.items, row.extra)))
 
 
 def file_source(path: Path, reader: Reader):
     return file_sources([path], reader)[0]
+
+
+def _same_tables(line_rows: list, plain_rows: list) -> None:
+    """The table of a file's rows (decoded lines' lists), alone and every other row swapped for read_run's, is
+    the table of read_run's rows: the columns read from the decoded items are plain_items' columns."""
+    ref = rows_table(plain_rows, "auto", {})
+    mixed = [a if i % 2 else b for i, (a, b) in enumerate(zip(line_rows, plain_rows, strict=True))]
+    for rows in (line_rows, mixed):
+        table = rows_table(rows, "auto", {})
+        assert (table is None) == (ref is None)
+        if table is None:
+            continue
+        for part in ("items", "extra"):
+            mine, theirs = getattr(table, part).base(), getattr(ref, part).base()
+            for name, a in mine.items():
+                b = theirs[name]
+                assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), (part, name)
+        assert table.values == ref.values
 
 
 def _read_as_read_run(path: Path, questions: list[dict]) -> bool:
@@ -191,6 +211,8 @@ def _read_as_read_run(path: Path, questions: list[dict]) -> bool:
         for qid, row in zip(got.qids, got.rows, strict=True):
             again = plain_row(by_id[qid], ref[qid].get("evidence", []), ref[qid].get("cutoff_ties") or [], "auto", {})
             assert again is not None and _nan_free(row) == _nan_free(again)
+        _same_tables(got.rows, [plain_row(by_id[qid], ref[qid].get("evidence", []), ref[qid].get("cutoff_ties") or [],
+                                          "auto", {}) for qid in got.qids])
     if second is not None:
         assert all(a is b for a, b in zip(first.rows[1::2], second.rows[1::2], strict=True))
     return True

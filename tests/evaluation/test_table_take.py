@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from test_columnar_scoring import run_case
 
 from eval.evidence import resolve
-from eval.repro.values import parse_measures, per_question_names, run_values
+from eval.measures import RANK_MEASURES
+from eval.repro.values import parse_measures, per_question_names, run_values, tie_ranges
 from tempbench_core.errors import EvidenceError
 
 MEASURES = [m for _, m in parse_measures(per_question_names())]
@@ -83,3 +84,19 @@ def test_tie_ranges_of_some_rows_are_those_rows_of_the_whole_table(case, data, t
             assert _equal(ranges[name][tie_rows], v[tie_rows]), name
             if trp_empty == "skip" or name != "TRP":
                 assert np.isnan(ranges[name][others]).all(), name
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_case(), st.data())
+def test_tie_ranges_read_from_the_whole_table_equal_those_of_the_taken_rows(case, data) -> None:
+    got = _resolved(case)
+    if got is None:
+        return
+    table = got[-1]
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, table.n - 1)), label="rows")), dtype=np.int64)
+    measures = list(RANK_MEASURES)
+    whole = tie_ranges(table, measures, rows, whole_share=0.0)  # always the whole table
+    taken = tie_ranges(table, measures, rows, whole_share=2.0)  # always the taken rows
+    assert whole.keys() == taken.keys()
+    for name, part in taken.items():
+        assert _equal(whole[name], part), name
