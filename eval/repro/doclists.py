@@ -1,6 +1,6 @@
 """Each question's ranked documents, as integer codes shared by every run (SPEC §8's document identity).
 
-A document is the stable TREC document id of SPEC §3.4 (:func:`eval.trec.docid`,
+A document is the stable TREC document id of SPEC §3.4 (:func:`eval.docids.docid`,
 ``Q42|P31|Q5|1994``), in one document space shared by every run compared, as
 ``tempbench export-trec`` writes the runs (:func:`eval.trec.run_documents`:
 the evidence in rank order, repeats of a whole item removed). The codes of

@@ -36,7 +36,7 @@ output (one document space shared by every run):
   {'DIR/<name>' + RUN_SUFFIX:<18}qid Q0 docid rank score <name>, per run, in returned order
 document id: S|R|O|T of the evidence item, e.g. Q42|P31|Q5|1994 (ids when the gold and
   the items carry them, else labels; '%', '|', whitespace escaped as %XX), identical
-  across runs; eval.trec.parse_docid reads it back.
+  across runs; eval.docids.parse_docid reads it back.
 scores: L - i, strictly decreasing, so tools that re-sort by score and break ties by
   document id keep the returned order. A repeated item is left out (SPEC §3.4 drops
   it); a second valid copy of a triple already hit stays at its rank, not relevant.

@@ -23,9 +23,10 @@ from reference.eval import slow_rank
 from tables import one, question_run, table
 from test_columnar_scoring import run_case
 
+from eval.docids import DocidError, DocKey, docid, escape, escape_all, parse_docid
 from eval.measures import RANK_MEASURES
 from eval.rank import rank_metrics
-from eval.trec import DocidError, DocKey, docid, escape, escape_all, parse_docid, trec_run_and_qrels
+from eval.trec import trec_run_and_qrels
 from tempbench.cli import main
 
 # ---------------------------------------------------------------- ids
@@ -55,7 +56,7 @@ def test_docid_round_trips_and_is_one_token(s, r, o, t0, t1, space):
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.one_of(labels, tricky, st.sampled_from(["Q42", "P31", "Ann"])), max_size=8))
 def test_escape_all_escapes_each_text(texts):
-    # the test over all the texts at once (eval.trec.escape_all) against escape of each
+    # the test over all the texts at once (eval.docids.escape_all) against escape of each
     assert escape_all(texts) == [escape(t) for t in texts]
 
 
@@ -378,7 +379,7 @@ def test_run_documents_follow_question_run(case):
 def test_the_escape_test_is_the_per_character_rule_on_every_code_point():
     # escape() decides with isprintable() and one regex; the rule it stands for is per character:
     # '%', the separator, whitespace and non-printable characters are written as %XX
-    from eval.trec import escape, unescape
+    from eval.docids import escape, unescape
 
     def literal(ch: str) -> bool:
         return ch == "%" or ch == "|" or ch.isspace() or not ch.isprintable()
