@@ -68,8 +68,12 @@ class Cut:
         at the cut-off, in rank order, question after question.
     bounds:
         ``n_questions + 1`` offsets: each question's part of ``kept``.
-    columns:
-        ``(row, head, relation, tail, year, score, line)`` lists aligned with ``kept``.
+    rows, heads, relations, tails:
+        Row id, head, relation and tail of each of ``kept`` (arrays).
+    years, score_list, lines:
+        Year, score and rendered line of each of ``kept`` (plain lists).
+    labels:
+        Rendered labels ``(s, r, o)`` of each of ``kept`` (plain lists).
     runs:
         ``[lo, hi)`` ranges of ``kept`` holding one question's candidates of
         one score, still in base order: sorting each by line, descending,
@@ -79,8 +83,21 @@ class Cut:
     scores: np.ndarray
     kept: np.ndarray
     bounds: list[int]
-    columns: tuple[list, ...]
+    rows: np.ndarray
+    heads: np.ndarray
+    relations: np.ndarray
+    tails: np.ndarray
+    years: list[int]
+    score_list: list[float]
+    labels: tuple[list[str], list[str], list[str]]
+    lines: list[str]
     runs: list[tuple[int, int]]
+
+    @property
+    def columns(self) -> tuple[list, ...]:
+        """``(row, head, relation, tail, year, score, line)`` lists aligned with ``kept``."""
+        return (self.rows.tolist(), self.heads.tolist(), self.relations.tolist(), self.tails.tolist(), self.years,
+                self.score_list, self.lines)
 
 
 class Ranker:
@@ -114,6 +131,11 @@ class Ranker:
         self.relation_ids = as_list(kg.relation_ids)
         self.entity_labels = as_list(index.entity_labels)
         self.relation_labels = as_list(index.relation_labels)
+        # the same as object arrays: a batch's labels and ids are gathered by numpy, not one list index at a time
+        self._entity_ids = _objects(self.entity_ids)
+        self._relation_ids = _objects(self.relation_ids)
+        self._entity_labels = _objects(self.entity_labels)
+        self._relation_labels = _objects(self.relation_labels)
         self.bm25 = index.bm25
         self.k = int(k)
         self.template = line_template
@@ -173,19 +195,21 @@ class Ranker:
         bounds = np.zeros(len(pools) + 1, dtype=np.int64)
         np.cumsum(np.bincount(owner[kept], minlength=len(pools)), out=bounds[1:])
         sel = rows[kept]
-        heads, rels, tails, years = (self.head[sel].tolist(), self.relation[sel].tolist(), self.tail[sel].tolist(),
-                                     self.year[sel].tolist())
+        heads, rels, tails = self.head[sel], self.relation[sel], self.tail[sel]
+        years = self.year[sel].tolist()
+        labels = (self._entity_labels[heads].tolist(), self._relation_labels[rels].tolist(),
+                  self._entity_labels[tails].tolist())
         runs = _tie_runs(scores[kept], owner[kept]) if self.reverse_lex else []
-        return Cut(scores, kept, bounds.tolist(), (sel.tolist(), heads, rels, tails, years,
-                                                           scores[kept].tolist(), self._lines(heads, rels, tails, years)),
-                   runs)
+        return Cut(scores, kept, bounds.tolist(), sel, heads, rels, tails, years, scores[kept].tolist(), labels,
+                   self._lines(labels, heads, rels, tails, years), runs)
 
-    def _lines(self, heads: list[int], rels: list[int], tails: list[int], years: list[int]) -> list[str]:
-        """Rendered evidence lines of the given columns (plain Python values)."""
+    def _lines(self, labels: tuple[list[str], list[str], list[str]], heads: np.ndarray, rels: np.ndarray,
+               tails: np.ndarray, years: list[int]) -> list[str]:
+        """Rendered evidence lines of the given candidates (their labels, as lists, and their ids, as arrays)."""
         if self._default_template:
-            el, rl = self.entity_labels, self.relation_labels
-            return [f"{el[h]} | {rl[r]} | {el[t]} | {y}" for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
-        return [self._line(h, r, t, y) for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
+            return [f"{s} | {r} | {o} | {y}" for s, r, o, y in zip(*labels, years, strict=True)]
+        return [self._line(h, r, t, y) for h, r, t, y in zip(heads.tolist(), rels.tolist(), tails.tolist(), years,
+                                                             strict=True)]
 
     def rank(self, query_terms: Any, rows: np.ndarray) -> Ranked:
         """Rank candidate ``rows`` (pool order) for the query terms."""
@@ -222,8 +246,7 @@ class Ranker:
         for lo in range(0, len(pools), RANK_BATCH):
             batch = [np.asarray(rows, dtype=np.int64).reshape(-1) for rows in pools[lo : lo + RANK_BATCH]]
             cut = self._cut(queries[lo : lo + RANK_BATCH], batch)
-            rows, heads, rels, tails, years, scores, lines = cut.columns
-            items = self._items(zip(rows, heads, rels, tails, years, scores, lines, strict=True))
+            items = self._cut_items(cut)
             _sort_runs(items, cut.runs, itemgetter("line"))
             for a, b in pairwise(cut.bounds):
                 out.append((items[a : min(a + k, b)], items[min(a + k, b) : b]))
@@ -236,6 +259,21 @@ class Ranker:
                  "t_start": y, "t_end": y, "score": score, "line": line}
                 for _row, h, r, t, y, score, line in infos]
 
+    def _cut_items(self, cut: Cut) -> list[dict[str, Any]]:
+        """The dicts of :meth:`_item` for every candidate a :class:`Cut` kept, in its order.
+
+        The labels and ids are gathered column by column (object arrays), so
+        the per-item Python work is the dict alone.
+        """
+        s, r, o = cut.labels
+        s_id = self._entity_ids[cut.heads].tolist()
+        r_id = self._relation_ids[cut.relations].tolist()
+        o_id = self._entity_ids[cut.tails].tolist()
+        return [{"s": s_, "r": r_, "o": o_, "s_id": a, "r_id": b, "o_id": c, "t_start": y, "t_end": y,
+                 "score": score, "line": line}
+                for s_, r_, o_, a, b, c, y, score, line in zip(s, r, o, s_id, r_id, o_id, cut.years, cut.score_list,
+                                                               cut.lines, strict=True)]
+
     def _item(self, row: int, h: int, r: int, t: int, y: int, score: float, line: str) -> dict[str, Any]:
         return {
             "s": self.entity_labels[h], "r": self.relation_labels[r], "o": self.entity_labels[t],
@@ -247,6 +285,13 @@ class Ranker:
         """One evidence item of a run record (SPEC §6.1)."""
         h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
         return self._item(row, h, r, t, y, float(score), line)
+
+
+def _objects(strings: list[str]) -> np.ndarray:
+    """``strings`` as a 1-D object array (the same ``str`` objects)."""
+    out = np.empty(len(strings), dtype=object)
+    out[:] = strings
+    return out
 
 
 def _tie_runs(scores: np.ndarray, owner: np.ndarray) -> list[tuple[int, int]]:
