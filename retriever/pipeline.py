@@ -88,6 +88,22 @@ def from_anchor_key(config: RetrieverConfig) -> tuple:
     return _key_without(config, ANCHOR_KEYS | _NOT_RETRIEVAL)
 
 
+def hops_key(config: RetrieverConfig, hops: int) -> tuple:
+    """Hashable key of what decides the first ``hops`` hops of a question's BFS once its anchor is given (SPEC §2.4).
+
+    Hop ``h`` depends on the anchor, the query time, the filter, the cap rule
+    and the caps of hops ``1..h``, and on nothing of later hops: two
+    configurations with the same key for ``hops`` make the same first
+    ``hops`` hops from one anchor (oracle's 2 hops are the 3-hop ablation's
+    first two). As in :func:`from_anchor_key`, every key but the anchor's and
+    the ranking's is part of it, ``hops`` and ``caps`` cut to the first
+    ``hops`` hops, so that an unknown new key splits rather than shares.
+    """
+    cut = {**config.to_dict(), "hops": int(hops), "caps": list(config.caps[:hops])}
+    return tuple((key, repr(value)) for key, value in cut.items()
+                 if key not in RANKING_KEYS | ANCHOR_KEYS | _NOT_RETRIEVAL)
+
+
 def _key_without(config: RetrieverConfig, left_out: frozenset[str]) -> tuple:
     """``(key, repr(value))`` of every configuration key not in ``left_out``, in declaration order."""
     return tuple((key, repr(value)) for key, value in config.to_dict().items() if key not in left_out)
@@ -122,6 +138,8 @@ class Retriever:
         self.index = index
         self.config = config
         self._from_anchor = from_anchor_key(config)
+        # this configuration's BFS keyed after each number of hops (the last one is all of it)
+        self._hops_keys = [hops_key(config, h) for h in range(1, config.hops + 1)]
         kg = index.kg
         self.bfs = BFS(kg, index.incidence, hops=config.hops, caps=config.caps, temporal_filter=config.temporal_filter,
                        cap_scope=config.cap_scope, cap_counts=config.cap_counts,
@@ -268,11 +286,17 @@ class Retriever:
         found = [kept(shared, key, q) for key, q in zip(keys, questions, strict=True)]
         todo = [i for i, known in enumerate(found) if known is None]
         pools = self.bfs.expand_many([anchors[i].index for i in todo], [t_queries[i] for i in todo],
-                                     count_eligible=keep_pool)
+                                     count_eligible=keep_pool,
+                                     prior=None if shared is None else [self._prior(shared, questions[i],
+                                                                                    anchors[i].index)
+                                                                        for i in todo])
         ranked = self.rank_many([questions[i] for i in todo], pools, shared)
         for i, expansion, (evidence, ties) in zip(todo, pools, ranked, strict=True):
             made = (expansion, evidence, ties)
             keep(shared, keys[i], questions[i], made)
+            # a configuration with more hops that agrees on these takes them from here
+            keep(shared, ("hops", questions[i].get("id"), anchors[i].index, self._hops_keys[-1]), questions[i],
+                 expansion)
             found[i] = (made,)
         out = []
         for question, gold, anchor, known in zip(questions, golds, anchors, found, strict=True):
@@ -290,6 +314,15 @@ class Retriever:
                                    pool=PoolSummary.of(expansion) if keep_pool else None)
             out.append((record, stats))
         return out
+
+    def _prior(self, shared: dict[Any, Any], question: dict[str, Any], anchor: int | None) -> Expansion | None:
+        """The expansion of the most first hops of this configuration's BFS that ``shared`` keeps for ``question``
+        (made under another configuration from the same anchor, :func:`hops_key`), or ``None``."""
+        for key in reversed(self._hops_keys[:-1]):
+            known = kept(shared, ("hops", question.get("id"), anchor, key), question)
+            if known is not None:
+                return known[0]
+        return None
 
     def retrieve(self, question: dict[str, Any]) -> dict[str, Any]:
         """The run record of one question (SPEC §6.1): anchor, ranked evidence, cut-off ties."""
