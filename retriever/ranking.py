@@ -180,18 +180,15 @@ class Ranker:
         rows = np.concatenate(pools).astype(np.int64, copy=False) if len(pools) else np.zeros(0, dtype=np.int64)
         owner = np.repeat(np.arange(len(pools), dtype=np.int64), sizes)
         scores = bm25.score_many([self._terms(q) for q in queries], owner, bm25.doc_group[rows])
+        # only what reaches its question's k-th largest score is put in rank order (a partition finds that score)
+        at = np.flatnonzero(scores >= _kth_largest(scores, owner, starts, sizes, k)[owner])  # pool order
         if self.by_edge_id:
-            order = np.lexsort((rows, -scores, owner))  # stable: equal keys keep pool order
+            kept = at[np.lexsort((rows[at], -scores[at], owner[at]))]  # stable: equal keys keep pool order
         else:
             # np.lexsort((-scores, owner)) in two stable sorts: the questions' key fits a small integer type,
             # whose stable sort is a radix sort (a merge sort for lexsort's int64)
-            by_score = np.argsort(-scores, kind="stable")
-            order = by_score[np.argsort(owner.astype(np.min_scalar_type(len(pools)))[by_score], kind="stable")]
-        # each question's k-th largest score (-inf when it has at most k candidates), and what reaches it
-        threshold = np.full(len(pools), -np.inf)
-        full = np.flatnonzero(sizes > k)
-        threshold[full] = scores[order[starts[full] + k - 1]]
-        kept = order[scores[order] >= threshold[owner[order]]]
+            by_score = at[np.argsort(-scores[at], kind="stable")]
+            kept = by_score[np.argsort(owner.astype(np.min_scalar_type(len(pools)))[by_score], kind="stable")]
         bounds = np.zeros(len(pools) + 1, dtype=np.int64)
         np.cumsum(np.bincount(owner[kept], minlength=len(pools)), out=bounds[1:])
         sel = rows[kept]
@@ -285,6 +282,33 @@ class Ranker:
         """One evidence item of a run record (SPEC §6.1)."""
         h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
         return self._item(row, h, r, t, y, float(score), line)
+
+
+def _kth_largest(scores: np.ndarray, owner: np.ndarray, starts: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
+    """Each question's ``k``-th largest score (``-inf`` when it has at most ``k`` candidates).
+
+    ``scores`` are the questions' candidates' scores, question after
+    question (``owner``, ``starts``, ``sizes``). The questions with more than
+    ``k`` are laid out as the rows of a matrix padded with ``+inf`` and
+    partitioned at ``k - 1`` on ``-scores``: the value of the k-th of a full
+    sort, without sorting. When the padding would outweigh the scores (one
+    pool much larger than the others), by one sort instead.
+    """
+    out = np.full(len(sizes), -np.inf)
+    full = np.flatnonzero(sizes > k)
+    if not len(full):
+        return out
+    if len(full) * int(sizes[full].max()) > 4 * len(scores) + 4096:
+        order = np.lexsort((-scores, owner))
+        out[full] = scores[order[starts[full] + k - 1]]
+        return out
+    row = np.full(len(sizes), -1, dtype=np.int64)
+    row[full] = np.arange(len(full))
+    mine = row[owner] >= 0
+    table = np.full((len(full), int(sizes[full].max())), np.inf)
+    table[row[owner[mine]], (np.arange(len(owner)) - starts[owner])[mine]] = -scores[mine]
+    out[full] = -np.partition(table, k - 1, axis=1)[:, k - 1]
+    return out
 
 
 def _objects(strings: list[str]) -> np.ndarray:
