@@ -51,6 +51,9 @@ class Ranked:
     info: dict[int, tuple]  # position -> (row, head, relation, tail, year, score, line)
 
 
+#: Candidate rows of a question and their scores, in pool order.
+Scored = tuple[np.ndarray, np.ndarray]
+
 #: Questions ranked together by :meth:`Ranker.rank_items_many` (a shard's worth, SPEC §2.5).
 RANK_BATCH = 250
 
@@ -162,7 +165,8 @@ class Ranker:
             return self.bm25.query_terms(query_terms)
         return np.asarray(query_terms, dtype=np.int64).reshape(-1)
 
-    def _cut(self, queries: Sequence[Any], pools: Sequence[np.ndarray]) -> Cut:
+    def _cut(self, queries: Sequence[Any], pools: Sequence[np.ndarray],
+             known: Sequence[Scored | None] | None = None) -> Cut:
         """The candidates of each question that can be returned or tie at the cut-off, in rank order.
 
         The questions' pools are scored together (:meth:`BM25.score_many
@@ -171,7 +175,8 @@ class Ranker:
         question's candidates in rank order but for the line tie-break; only
         candidates scoring at least the question's k-th largest score can be
         returned or tie at the cut-off (SPEC §2.5), so only they are rendered
-        and, among equal scores, sorted by line.
+        and, among equal scores, sorted by line. ``known``: as in
+        :meth:`rank_items_many`.
         """
         bm25, k = self.bm25, self.k
         sizes = np.fromiter(map(len, pools), dtype=np.int64, count=len(pools))
@@ -179,7 +184,13 @@ class Ranker:
         np.cumsum(sizes, out=starts[1:])
         rows = np.concatenate(pools).astype(np.int64, copy=False) if len(pools) else np.zeros(0, dtype=np.int64)
         owner = np.repeat(np.arange(len(pools), dtype=np.int64), sizes)
-        scores = bm25.score_many([self._terms(q) for q in queries], owner, bm25.doc_group[rows])
+        terms = [self._terms(q) for q in queries]
+        have = None if known is None else _known_scores(pools, starts, known)
+        if have is None:
+            scores = bm25.score_many(terms, owner, bm25.doc_group[rows])
+        else:  # a score is a function of the query and the row alone (score_many's pairs are independent)
+            scores, todo = have
+            scores[todo] = bm25.score_many(terms, owner[todo], bm25.doc_group[rows[todo]])
         # only what reaches its question's k-th largest score is put in rank order (a partition finds that score)
         at = np.flatnonzero(scores >= _kth_largest(scores, owner, starts, sizes, k)[owner])  # pool order
         if self.by_edge_id:
@@ -231,18 +242,30 @@ class Ranker:
         """``items(rank(query_terms, rows))`` without the intermediate :class:`Ranked`."""
         return self.rank_items_many([query_terms], [rows])[0]
 
-    def rank_items_many(self, queries: Sequence[Any], pools: Sequence[np.ndarray]
+    def rank_items_many(self, queries: Sequence[Any], pools: Sequence[np.ndarray],
+                        known: Sequence[Scored | None] | None = None, scored: list[Scored] | None = None
                         ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
         """:meth:`rank_items` of each ``(query, pool)``, the questions ranked together.
 
         Batches of :data:`RANK_BATCH` questions bound the memory of the
         joint scoring; the result does not depend on the batching.
+
+        ``known``: optionally, per question, ``(rows, scores)`` of candidates
+        scored before for the same query by this index (``None``: none); when
+        those rows are the first candidates of its pool, their scores are
+        taken instead of computed again. ``scored``: a list that receives, per
+        question, its pool's ``(rows, scores)``, to be given as ``known`` later.
         """
         out: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
         k = self.k
         for lo in range(0, len(pools), RANK_BATCH):
             batch = [np.asarray(rows, dtype=np.int64).reshape(-1) for rows in pools[lo : lo + RANK_BATCH]]
-            cut = self._cut(queries[lo : lo + RANK_BATCH], batch)
+            cut = self._cut(queries[lo : lo + RANK_BATCH], batch, None if known is None else known[lo : lo + RANK_BATCH])
+            if scored is not None:
+                at = 0
+                for rows in batch:
+                    scored.append((rows, cut.scores[at : at + len(rows)]))
+                    at += len(rows)
             items = self._cut_items(cut)
             _sort_runs(items, cut.runs, itemgetter("line"))
             for a, b in pairwise(cut.bounds):
@@ -282,6 +305,26 @@ class Ranker:
         """One evidence item of a run record (SPEC §6.1)."""
         h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
         return self._item(row, h, r, t, y, float(score), line)
+
+
+def _known_scores(pools: Sequence[np.ndarray], starts: np.ndarray, known: Sequence[Scored | None]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The batch's scores where ``known`` gives them (a question's first candidates, when they are its known rows;
+    0.0 elsewhere) and the positions still to score; ``None`` when nothing is known."""
+    scores = np.zeros(int(starts[-1]))
+    todo = np.ones(int(starts[-1]), dtype=bool)
+    found = False
+    for i, (pool, given) in enumerate(zip(pools, known, strict=True)):
+        if given is None:
+            continue
+        rows, values = given
+        n = len(rows)
+        if 0 < n <= len(pool) and np.array_equal(pool[:n], rows):
+            at = int(starts[i])
+            scores[at : at + n] = values
+            todo[at : at + n] = False
+            found = True
+    return (scores, np.flatnonzero(todo)) if found else None
 
 
 def _kth_largest(scores: np.ndarray, owner: np.ndarray, starts: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:

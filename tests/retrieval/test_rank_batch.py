@@ -183,3 +183,39 @@ def test_kth_largest_by_partition_equals_the_sorted_kth(sizes, k, big, data) -> 
     for q, n in enumerate(sizes.tolist()):
         mine = sorted(scores[starts[q]:starts[q + 1]].tolist(), reverse=True)
         assert got[q] == (mine[k - 1] if n > k else -np.inf)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 5), texts=queries, k=st.integers(1, 6), data=st.data())
+def test_known_scores_of_first_candidates_rank_as_scored_afresh(seed, texts, k, data) -> None:
+    """Scores given for a pool's first candidates (rows checked, other rows ignored) rank as computed ones; what
+    ``scored`` hands back is each pool's rows and scores, bit for bit."""
+    index = make_index(seed)
+    ranker = Ranker(index, k=k)
+    n_rows = index.kg.head.shape[0]
+    pools = [np.asarray(data.draw(st.lists(st.integers(0, n_rows - 1), unique=True, min_size=1, max_size=15)),
+                        dtype=np.int64) for _ in texts]
+    terms = [index.bm25.query_terms(t) for t in texts]
+    scored: list = []
+    plain = ranker.rank_items_many(terms, pools, scored=scored)
+    for (rows, scores), pool, t in zip(scored, pools, terms, strict=True):
+        assert rows.tolist() == pool.tolist()
+        assert bits(scores) == bits(index.bm25.score_many([t], np.zeros(len(pool), dtype=np.int64),
+                                                          index.bm25.doc_group[pool]))
+    known = []
+    for rows, scores in scored:
+        kind = data.draw(st.sampled_from(["none", "prefix", "other rows", "too long"]))
+        n = data.draw(st.integers(1, len(rows)))
+        known.append(None if kind == "none" else (rows[:n], scores[:n]) if kind == "prefix"
+                     else (rows[:n][::-1] + 1, scores[:n] + 7.0) if kind == "other rows"
+                     else (np.concatenate([rows, rows]), np.concatenate([scores, scores]) + 7.0))
+    assert ranker.rank_items_many(terms, pools, known=known) == plain
+
+
+def test_known_scores_are_taken_not_recomputed() -> None:
+    index = make_index(2)
+    ranker = Ranker(index, k=3)
+    terms = [index.bm25.query_terms("river of the city")]
+    pool = np.arange(index.kg.head.shape[0], dtype=np.int64)
+    (evidence, _), = ranker.rank_items_many(terms, [pool], known=[(pool[:2], np.array([99.0, 98.0]))])
+    assert [e["score"] for e in evidence[:2]] == [99.0, 98.0]
