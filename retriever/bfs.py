@@ -35,7 +35,10 @@ Speed: no Python loop over a node's rows, nor over the questions of a batch.
 row arrays (CSR, CSV order) truncated to what can matter (a node's first
 ``C[h] + |seen_rows|`` eligible rows contain its first ``C[h]`` unseen ones),
 merged as packed ``question * n_rows + row`` keys (:mod:`retriever.selection`);
-one question is a batch of one (:meth:`BFS.expand`). Walks that only need
+one question is a batch of one (:meth:`BFS.expand`). A BFS's first hops
+depend only on the anchor, the filter, the cap rule and their caps, so a
+deeper BFS can take them from a shallower one's expansions (``prior``: the
+3-hop ablation extends the oracle's two hops). Walks that only need
 entities (the eligible-row count, :meth:`BFS.reach_many`, :meth:`BFS.meets`)
 read each node's neighbours as one slice of
 :meth:`~retriever.incidence.Incidence.other_ends` instead of gathering its rows

@@ -11,13 +11,15 @@ evidence line. Order (default):
 
 The questions of a shard are ranked together (:meth:`Ranker.rank_items_many`):
 one BM25 pass scores all their candidates (:meth:`BM25.score_many
-<retriever.bm25.BM25.score_many>`), one stable sort orders them by question,
-score descending and base order (pool position, or edge id), and each
-question's k-th largest score selects what can be returned or tie at the
-cut-off. Only those candidates are rendered, and only runs of equal scores are
-then sorted by line, descending (``sorted(..., reverse=True)`` is stable, so
-identical lines keep the base order). What is left per question is Python
-work on its returned lines and items.
+<retriever.bm25.BM25.score_many>`; scores a caller already has for a pool's
+first candidates are taken), a partition finds each question's k-th largest
+score, which selects what can be returned or tie at the cut-off, and one
+stable sort orders only those by question, score descending and base order
+(pool position, or edge id): the order a sort of every candidate gives them.
+Only they are rendered, and only runs of equal scores are then sorted by
+line, descending (``sorted(..., reverse=True)`` is stable, so identical lines
+keep the base order). What is left per question is Python work on its
+returned lines and items, their labels gathered column by column.
 
 The result keeps each returned item's score and ``cutoff_ties``: candidates
 scoring exactly the k-th returned score that fell below the cut-off, in rank
@@ -170,11 +172,11 @@ class Ranker:
         """The candidates of each question that can be returned or tie at the cut-off, in rank order.
 
         The questions' pools are scored together (:meth:`BM25.score_many
-        <retriever.bm25.BM25.score_many>`) and one stable sort by question,
-        score descending and base order (pool position, or edge id) puts every
-        question's candidates in rank order but for the line tie-break; only
-        candidates scoring at least the question's k-th largest score can be
-        returned or tie at the cut-off (SPEC §2.5), so only they are rendered
+        <retriever.bm25.BM25.score_many>`); only candidates scoring at least
+        the question's k-th largest score (:func:`_kth_largest`) can be
+        returned or tie at the cut-off (SPEC §2.5), so only they are put in
+        rank order but for the line tie-break, by one stable sort by question,
+        score descending and base order (pool position, or edge id), rendered
         and, among equal scores, sorted by line. ``known``: as in
         :meth:`rank_items_many`.
         """
