@@ -35,7 +35,10 @@ Speed: no Python loop over a node's rows, nor over the questions of a batch.
 row arrays (CSR, CSV order) truncated to what can matter (a node's first
 ``C[h] + |seen_rows|`` eligible rows contain its first ``C[h]`` unseen ones),
 merged as packed ``question * n_rows + row`` keys (:mod:`retriever.selection`);
-one question is a batch of one (:meth:`BFS.expand`). Walks that only need
+one question is a batch of one (:meth:`BFS.expand`). A BFS's first hops
+depend only on the anchor, the filter, the cap rule and their caps, so a
+deeper BFS can take them from a shallower one's expansions (``prior``: the
+3-hop ablation extends the oracle's two hops). Walks that only need
 entities (the eligible-row count, :meth:`BFS.reach_many`, :meth:`BFS.meets`)
 read each node's neighbours as one slice of
 :meth:`~retriever.incidence.Incidence.other_ends` instead of gathering its rows
@@ -239,7 +242,7 @@ class BFS:
         return self.expand_many([anchor], [t_query], count_eligible)[0]
 
     def expand_many(self, anchors: Sequence[int | None], t_queries: Sequence[float],
-                    count_eligible: bool = False) -> list[Expansion]:
+                    count_eligible: bool = False, prior: Sequence[Expansion | None] | None = None) -> list[Expansion]:
         """The candidate pool of each question (SPEC §2.4), all hops of all questions at once.
 
         Parameters
@@ -251,22 +254,48 @@ class BFS:
         count_eligible:
             Also count, per hop, the rows the hop could have taken before its
             cap (:attr:`Expansion.eligible`); the pools are the same.
+        prior:
+            Optionally, per question, the :class:`Expansion` of its first
+            ``P < hops`` hops (``None`` where there is none): made from the same
+            anchor and query time by a BFS that agrees with this one on the
+            filter, the cap rule, the rows' triples and the caps of those hops
+            (the caller's key says so, :func:`retriever.pipeline.hops_key`).
+            Hop ``h`` of a BFS depends only on those and on hops before it, so
+            these hops are taken from it as they are and only the later ones
+            are expanded. A prior without eligible counts is not used when
+            they are asked for.
 
         Each hop selects every question's rows in one pass
         (:func:`retriever.selection.select_hop`); the pools are the same as one
         question at a time would give.
         """
         out = [_NO_POOL] * len(anchors)
-        live = [i for i, a in enumerate(anchors) if a is not None]
-        for lo in range(0, len(live), _BATCH):
-            part = live[lo : lo + _BATCH]
-            pools = self._expand_batch([anchors[i] for i in part], [t_queries[i] for i in part], count_eligible)
-            for i, expansion in zip(part, pools, strict=True):
-                out[i] = expansion
+        # the questions by how many of their first hops are known (0: none), each group expanded on its own
+        groups: dict[int, list[int]] = {}
+        for i, a in enumerate(anchors):
+            if a is not None:
+                groups.setdefault(self._usable_hops(None if prior is None else prior[i], count_eligible), []).append(i)
+        for known, live in sorted(groups.items()):
+            for lo in range(0, len(live), _BATCH):
+                part = live[lo : lo + _BATCH]
+                before = [prior[i] for i in part] if known else None  # type: ignore[index]
+                pools = self._expand_batch([anchors[i] for i in part], [t_queries[i] for i in part], count_eligible,
+                                           before)  # type: ignore[arg-type]
+                for i, expansion in zip(part, pools, strict=True):
+                    out[i] = expansion
         return out
 
-    def _expand_batch(self, anchors: list[int], t_queries: list[float], count_eligible: bool) -> list[Expansion]:
-        """:meth:`expand_many` of questions that all have an anchor."""
+    def _usable_hops(self, prior: Expansion | None, count_eligible: bool) -> int:
+        """How many first hops :meth:`expand_many` takes from ``prior`` (0: it is not used)."""
+        if prior is None or not 0 < len(prior.hop_sizes) < self.hops:
+            return 0
+        if count_eligible and len(prior.eligible) != len(prior.hop_sizes):
+            return 0
+        return len(prior.hop_sizes)
+
+    def _expand_batch(self, anchors: list[int], t_queries: list[float], count_eligible: bool,
+                      prior: list[Expansion] | None = None) -> list[Expansion]:
+        """:meth:`expand_many` of questions that all have an anchor (and, if ``prior``, all the same known hops)."""
         n_q, n_rows, n_entities = len(anchors), len(self.head), self.n_entities
         offsets = self._year_offsets(t_queries, self.temporal_filter)
         values = self._layout(self.temporal_filter)
@@ -278,16 +307,23 @@ class BFS:
         eligible = np.zeros((n_q, self.hops), dtype=np.int64)
         hop_q: list[np.ndarray] = []
         hop_rows: list[np.ndarray] = []
+        known = _known_hops(prior, count_eligible, eligible)
         for h in range(self.hops):
             if not len(q):
                 break  # no question has a frontier: nothing new, and no frontier for later hops
-            frontier = Frontier(q, nodes, *self._slices(q, nodes, offsets))
-            cand_q, cand = select_hop(values, frontier, self.caps[h], pool, n_q, n_rows, self.rule, self.tid)
+            made = h < len(known)  # a hop the prior expansions made: their rows; their counts are in `eligible`
+            if made:
+                cand_q, cand = known[h]
+            else:
+                frontier = Frontier(q, nodes, *self._slices(q, nodes, offsets))
+                cand_q, cand = select_hop(values, frontier, self.caps[h], pool, n_q, n_rows, self.rule, self.tid)
             taken = np.bincount(cand_q, minlength=n_q)
-            sizes[:, h] = eligible[:, h] = taken
+            sizes[:, h] = taken
+            if not made:
+                eligible[:, h] = taken
             hop_q.append(cand_q)
             hop_rows.append(cand)
-            if count_eligible:
+            if count_eligible and not made:
                 wanted = np.zeros(n_q, dtype=bool)
                 wanted[q] = True
                 if not (self.rule.per_node or self.rule.unique_triples):
@@ -487,6 +523,24 @@ class BFS:
         sizes = [len(p) for p in parts] + [0] * (self.hops - len(parts))
         pool = np.concatenate(parts) if parts else _EMPTY
         return Expansion(pool, dedup_first(pool, self.tid), tuple(sizes), tuple(sizes))
+
+
+def _known_hops(prior: list[Expansion] | None, count_eligible: bool,
+                eligible: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The first hops of a batch's prior expansions (all with as many hops): per hop, its ``(q, row)`` sorted by
+    question, then edge id, as :func:`~retriever.selection.select_hop` gives them; their eligible counts are
+    written into ``eligible`` (the hop's sizes without ``count_eligible``)."""
+    if not prior:
+        return []
+    n_known = len(prior[0].hop_sizes)
+    known_sizes = np.array([p.hop_sizes for p in prior], dtype=np.int64).reshape(len(prior), n_known)
+    eligible[:, :n_known] = (np.array([p.eligible for p in prior], dtype=np.int64).reshape(len(prior), n_known)
+                             if count_eligible else known_sizes)
+    rows = np.concatenate([p.pool for p in prior]).astype(np.int64, copy=False)
+    owner = np.repeat(np.arange(len(prior), dtype=np.int64), known_sizes.sum(axis=1))
+    # a pool is its hops in order: each row's hop, question after question
+    hop = np.repeat(np.tile(np.arange(n_known, dtype=np.int64), len(prior)), known_sizes.ravel())
+    return [(owner[hop == h], rows[hop == h]) for h in range(n_known)]
 
 
 def dedup_first(pool: np.ndarray, tid: np.ndarray) -> np.ndarray:

@@ -210,6 +210,31 @@ class BM25:
         return ThreadScratch(self.vocab_size, np.int32, -1)
 
     @cached_property
+    def positive_score_floor(self) -> float:
+        """A lower bound of every positive score this index can give (``inf`` when none can be positive).
+
+        A score is a running sum of non-negative term weights (the idf is
+        never negative), and a float sum of non-negative numbers is at least
+        its largest addend, so a positive score is at least the least positive
+        weight. ``idf * (tf (k1 + 1) / (tf + norm))`` grows with ``tf`` and the
+        idf and shrinks with ``norm``: every weight of a term in a document is
+        at least its value at ``tf = 1``, the least idf of a term in the corpus
+        and the greatest length norm. That value is computed in float64 (a few
+        roundings, each relative error below ``2**-52``) and returned less a
+        relative margin of ``1e-9``, far above those. ``0.0`` (no bound) for
+        parameters outside the derivation (``k1 <= 0``, a norm not positive).
+        Computed once per index: two reductions over the terms and the groups.
+        """
+        present = self.df > 0
+        if not present.any():
+            return math.inf
+        norm_max = float(self.group_norm.max())
+        if not (self.k1 > 0 and float(self.group_norm.min()) > 0 and math.isfinite(norm_max)):
+            return 0.0
+        least = float(term_weight(float(self.idf[present].min()), 1.0, norm_max, self.k1))
+        return least * (1 - 1e-9) if math.isfinite(least) and least > 0 else 0.0
+
+    @cached_property
     def doc_len(self) -> np.ndarray:
         """``int64[N]`` token count of every document."""
         return self.group_len[self.doc_group]

@@ -21,7 +21,7 @@ import numpy as np
 from retriever.anchors import Anchor, LinkerAnchor, OracleAnchor
 from retriever.bfs import BFS, Expansion, PoolSummary
 from retriever.config import RetrieverConfig
-from retriever.ranking import Ranker
+from retriever.ranking import Ranker, Scored
 from tempbench_core.errors import InputError
 from tempbench_core.memo import keep, kept, kept_for
 from tempbench_core.schema import whole_year
@@ -88,6 +88,22 @@ def from_anchor_key(config: RetrieverConfig) -> tuple:
     return _key_without(config, ANCHOR_KEYS | _NOT_RETRIEVAL)
 
 
+def hops_key(config: RetrieverConfig, hops: int) -> tuple:
+    """Hashable key of what decides the first ``hops`` hops of a question's BFS once its anchor is given (SPEC §2.4).
+
+    Hop ``h`` depends on the anchor, the query time, the filter, the cap rule
+    and the caps of hops ``1..h``, and on nothing of later hops: two
+    configurations with the same key for ``hops`` make the same first
+    ``hops`` hops from one anchor (oracle's 2 hops are the 3-hop ablation's
+    first two). As in :func:`from_anchor_key`, every key but the anchor's and
+    the ranking's is part of it, ``hops`` and ``caps`` cut to the first
+    ``hops`` hops, so that an unknown new key splits rather than shares.
+    """
+    cut = {**config.to_dict(), "hops": int(hops), "caps": list(config.caps[:hops])}
+    return tuple((key, repr(value)) for key, value in cut.items()
+                 if key not in RANKING_KEYS | ANCHOR_KEYS | _NOT_RETRIEVAL)
+
+
 def _key_without(config: RetrieverConfig, left_out: frozenset[str]) -> tuple:
     """``(key, repr(value))`` of every configuration key not in ``left_out``, in declaration order."""
     return tuple((key, repr(value)) for key, value in config.to_dict().items() if key not in left_out)
@@ -122,6 +138,8 @@ class Retriever:
         self.index = index
         self.config = config
         self._from_anchor = from_anchor_key(config)
+        # this configuration's BFS keyed after each number of hops (the last one is all of it)
+        self._hops_keys = [hops_key(config, h) for h in range(1, config.hops + 1)]
         kg = index.kg
         self.bfs = BFS(kg, index.incidence, hops=config.hops, caps=config.caps, temporal_filter=config.temporal_filter,
                        cap_scope=config.cap_scope, cap_counts=config.cap_counts,
@@ -229,6 +247,13 @@ class Retriever:
         """:meth:`rank` of each ``(question, pool)``, the questions ranked together
         (:meth:`~retriever.ranking.Ranker.rank_items_many`: one BM25 pass and one
         sort for a batch instead of one each per question)."""
+        return self._rank_scored(questions, pools, shared)[0]
+
+    def _rank_scored(self, questions: Sequence[dict[str, Any]], pools: Sequence[Expansion | np.ndarray],
+                     shared: dict[Any, Any] | None = None, known: Sequence[Scored | None] | None = None
+                     ) -> tuple[list[tuple[list[dict[str, Any]], list[dict[str, Any]]]], list[Scored | None]]:
+        """:meth:`rank_many`, and each question's candidates' ``(rows, scores)`` (``None`` for an empty pool);
+        ``known``: scores made before (:meth:`~retriever.ranking.Ranker.rank_items_many`)."""
         rows = [pool.rows if isinstance(pool, Expansion) else np.asarray(pool, dtype=np.int64) for pool in pools]
         todo = [i for i, r in enumerate(rows) if len(r)]
         out: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = [([], []) for _ in rows]
@@ -236,9 +261,14 @@ class Retriever:
         terms = [kept_for(shared, ("query terms", questions[i].get("id"), with_year), questions[i],
                           lambda q=questions[i]: self.index.bm25.query_terms(query_text(q, with_year)))
                  for i in todo]
-        for i, ranked in zip(todo, self.ranker.rank_items_many(terms, [rows[i] for i in todo]), strict=True):
-            out[i] = ranked
-        return out
+        scored: list[Scored] = []
+        ranked = self.ranker.rank_items_many(terms, [rows[i] for i in todo],
+                                             None if known is None else [known[i] for i in todo], scored)
+        made: list[Scored | None] = [None] * len(rows)
+        for i, items, pair in zip(todo, ranked, scored, strict=True):
+            out[i] = items
+            made[i] = pair
+        return out, made
 
     def retrieve_with_stats(self, question: dict[str, Any], keep_pool: bool = False,
                             shared: dict[Any, Any] | None = None) -> tuple[dict[str, Any], RetrievalStats]:
@@ -267,12 +297,20 @@ class Retriever:
                                                                                                   strict=True)]
         found = [kept(shared, key, q) for key, q in zip(keys, questions, strict=True)]
         todo = [i for i, known in enumerate(found) if known is None]
+        with_year = self.config.query_includes_t_query
+        # what a configuration that agrees on the first hops made: those hops, and its candidates' scores when its
+        # query is this one (the candidates of the first hops are the first candidates of more hops)
+        prior = [None if shared is None else self._prior(shared, questions[i], anchors[i].index) for i in todo]
         pools = self.bfs.expand_many([anchors[i].index for i in todo], [t_queries[i] for i in todo],
-                                     count_eligible=keep_pool)
-        ranked = self.rank_many([questions[i] for i in todo], pools, shared)
-        for i, expansion, (evidence, ties) in zip(todo, pools, ranked, strict=True):
+                                     count_eligible=keep_pool, prior=[None if p is None else p[0] for p in prior])
+        ranked, scored = self._rank_scored([questions[i] for i in todo], pools, shared,
+                                           [p[1] if p is not None and p[2] == with_year else None for p in prior])
+        for i, expansion, (evidence, ties), pair in zip(todo, pools, ranked, scored, strict=True):
             made = (expansion, evidence, ties)
             keep(shared, keys[i], questions[i], made)
+            # a configuration with more hops that agrees on these takes them from here
+            keep(shared, ("hops", questions[i].get("id"), anchors[i].index, self._hops_keys[-1]), questions[i],
+                 (expansion, pair, with_year))
             found[i] = (made,)
         out = []
         for question, gold, anchor, known in zip(questions, golds, anchors, found, strict=True):
@@ -290,6 +328,17 @@ class Retriever:
                                    pool=PoolSummary.of(expansion) if keep_pool else None)
             out.append((record, stats))
         return out
+
+    def _prior(self, shared: dict[Any, Any], question: dict[str, Any], anchor: int | None
+               ) -> tuple[Expansion, Scored | None, bool] | None:
+        """The expansion of the most first hops of this configuration's BFS that ``shared`` keeps for ``question``
+        (made under another configuration from the same anchor, :func:`hops_key`), with its candidates' scores
+        and whether their query included ``t_query``; ``None`` when there is none."""
+        for key in reversed(self._hops_keys[:-1]):
+            known = kept(shared, ("hops", question.get("id"), anchor, key), question)
+            if known is not None:
+                return known[0]
+        return None
 
     def retrieve(self, question: dict[str, Any]) -> dict[str, Any]:
         """The run record of one question (SPEC §6.1): anchor, ranked evidence, cut-off ties."""

@@ -11,13 +11,15 @@ evidence line. Order (default):
 
 The questions of a shard are ranked together (:meth:`Ranker.rank_items_many`):
 one BM25 pass scores all their candidates (:meth:`BM25.score_many
-<retriever.bm25.BM25.score_many>`), one stable sort orders them by question,
-score descending and base order (pool position, or edge id), and each
-question's k-th largest score selects what can be returned or tie at the
-cut-off. Only those candidates are rendered, and only runs of equal scores are
-then sorted by line, descending (``sorted(..., reverse=True)`` is stable, so
-identical lines keep the base order). What is left per question is Python
-work on its returned lines and items.
+<retriever.bm25.BM25.score_many>`; scores a caller already has for a pool's
+first candidates are taken), a partition finds each question's k-th largest
+score, which selects what can be returned or tie at the cut-off, and one
+stable sort orders only those by question, score descending and base order
+(pool position, or edge id): the order a sort of every candidate gives them.
+Only they are rendered, and only runs of equal scores are then sorted by
+line, descending (``sorted(..., reverse=True)`` is stable, so identical lines
+keep the base order). What is left per question is Python work on its
+returned lines and items, their labels gathered column by column.
 
 The result keeps each returned item's score and ``cutoff_ties``: candidates
 scoring exactly the k-th returned score that fell below the cut-off, in rank
@@ -51,6 +53,9 @@ class Ranked:
     info: dict[int, tuple]  # position -> (row, head, relation, tail, year, score, line)
 
 
+#: Candidate rows of a question and their scores, in pool order.
+Scored = tuple[np.ndarray, np.ndarray]
+
 #: Questions ranked together by :meth:`Ranker.rank_items_many` (a shard's worth, SPEC §2.5).
 RANK_BATCH = 250
 
@@ -68,8 +73,12 @@ class Cut:
         at the cut-off, in rank order, question after question.
     bounds:
         ``n_questions + 1`` offsets: each question's part of ``kept``.
-    columns:
-        ``(row, head, relation, tail, year, score, line)`` lists aligned with ``kept``.
+    rows, heads, relations, tails:
+        Row id, head, relation and tail of each of ``kept`` (arrays).
+    years, score_list, lines:
+        Year, score and rendered line of each of ``kept`` (plain lists).
+    labels:
+        Rendered labels ``(s, r, o)`` of each of ``kept`` (plain lists).
     runs:
         ``[lo, hi)`` ranges of ``kept`` holding one question's candidates of
         one score, still in base order: sorting each by line, descending,
@@ -79,8 +88,21 @@ class Cut:
     scores: np.ndarray
     kept: np.ndarray
     bounds: list[int]
-    columns: tuple[list, ...]
+    rows: np.ndarray
+    heads: np.ndarray
+    relations: np.ndarray
+    tails: np.ndarray
+    years: list[int]
+    score_list: list[float]
+    labels: tuple[list[str], list[str], list[str]]
+    lines: list[str]
     runs: list[tuple[int, int]]
+
+    @property
+    def columns(self) -> tuple[list, ...]:
+        """``(row, head, relation, tail, year, score, line)`` lists aligned with ``kept``."""
+        return (self.rows.tolist(), self.heads.tolist(), self.relations.tolist(), self.tails.tolist(), self.years,
+                self.score_list, self.lines)
 
 
 class Ranker:
@@ -114,6 +136,11 @@ class Ranker:
         self.relation_ids = as_list(kg.relation_ids)
         self.entity_labels = as_list(index.entity_labels)
         self.relation_labels = as_list(index.relation_labels)
+        # the same as object arrays: a batch's labels and ids are gathered by numpy, not one list index at a time
+        self._entity_ids = _objects(self.entity_ids)
+        self._relation_ids = _objects(self.relation_ids)
+        self._entity_labels = _objects(self.entity_labels)
+        self._relation_labels = _objects(self.relation_labels)
         self.bm25 = index.bm25
         self.k = int(k)
         self.template = line_template
@@ -140,16 +167,18 @@ class Ranker:
             return self.bm25.query_terms(query_terms)
         return np.asarray(query_terms, dtype=np.int64).reshape(-1)
 
-    def _cut(self, queries: Sequence[Any], pools: Sequence[np.ndarray]) -> Cut:
+    def _cut(self, queries: Sequence[Any], pools: Sequence[np.ndarray],
+             known: Sequence[Scored | None] | None = None) -> Cut:
         """The candidates of each question that can be returned or tie at the cut-off, in rank order.
 
         The questions' pools are scored together (:meth:`BM25.score_many
-        <retriever.bm25.BM25.score_many>`) and one stable sort by question,
-        score descending and base order (pool position, or edge id) puts every
-        question's candidates in rank order but for the line tie-break; only
-        candidates scoring at least the question's k-th largest score can be
-        returned or tie at the cut-off (SPEC §2.5), so only they are rendered
-        and, among equal scores, sorted by line.
+        <retriever.bm25.BM25.score_many>`); only candidates scoring at least
+        the question's k-th largest score (:func:`_kth_largest`) can be
+        returned or tie at the cut-off (SPEC §2.5), so only they are put in
+        rank order but for the line tie-break, by one stable sort by question,
+        score descending and base order (pool position, or edge id), rendered
+        and, among equal scores, sorted by line. ``known``: as in
+        :meth:`rank_items_many`.
         """
         bm25, k = self.bm25, self.k
         sizes = np.fromiter(map(len, pools), dtype=np.int64, count=len(pools))
@@ -157,35 +186,40 @@ class Ranker:
         np.cumsum(sizes, out=starts[1:])
         rows = np.concatenate(pools).astype(np.int64, copy=False) if len(pools) else np.zeros(0, dtype=np.int64)
         owner = np.repeat(np.arange(len(pools), dtype=np.int64), sizes)
-        scores = bm25.score_many([self._terms(q) for q in queries], owner, bm25.doc_group[rows])
+        terms = [self._terms(q) for q in queries]
+        have = None if known is None else _known_scores(pools, starts, known)
+        if have is None:
+            scores = bm25.score_many(terms, owner, bm25.doc_group[rows])
+        else:  # a score is a function of the query and the row alone (score_many's pairs are independent)
+            scores, todo = have
+            scores[todo] = bm25.score_many(terms, owner[todo], bm25.doc_group[rows[todo]])
+        # only what reaches its question's k-th largest score is put in rank order (a partition finds that score)
+        at = np.flatnonzero(scores >= _kth_largest(scores, owner, starts, sizes, k)[owner])  # pool order
         if self.by_edge_id:
-            order = np.lexsort((rows, -scores, owner))  # stable: equal keys keep pool order
+            kept = at[np.lexsort((rows[at], -scores[at], owner[at]))]  # stable: equal keys keep pool order
         else:
             # np.lexsort((-scores, owner)) in two stable sorts: the questions' key fits a small integer type,
             # whose stable sort is a radix sort (a merge sort for lexsort's int64)
-            by_score = np.argsort(-scores, kind="stable")
-            order = by_score[np.argsort(owner.astype(np.min_scalar_type(len(pools)))[by_score], kind="stable")]
-        # each question's k-th largest score (-inf when it has at most k candidates), and what reaches it
-        threshold = np.full(len(pools), -np.inf)
-        full = np.flatnonzero(sizes > k)
-        threshold[full] = scores[order[starts[full] + k - 1]]
-        kept = order[scores[order] >= threshold[owner[order]]]
+            by_score = at[np.argsort(-scores[at], kind="stable")]
+            kept = by_score[np.argsort(owner.astype(np.min_scalar_type(len(pools)))[by_score], kind="stable")]
         bounds = np.zeros(len(pools) + 1, dtype=np.int64)
         np.cumsum(np.bincount(owner[kept], minlength=len(pools)), out=bounds[1:])
         sel = rows[kept]
-        heads, rels, tails, years = (self.head[sel].tolist(), self.relation[sel].tolist(), self.tail[sel].tolist(),
-                                     self.year[sel].tolist())
+        heads, rels, tails = self.head[sel], self.relation[sel], self.tail[sel]
+        years = self.year[sel].tolist()
+        labels = (self._entity_labels[heads].tolist(), self._relation_labels[rels].tolist(),
+                  self._entity_labels[tails].tolist())
         runs = _tie_runs(scores[kept], owner[kept]) if self.reverse_lex else []
-        return Cut(scores, kept, bounds.tolist(), (sel.tolist(), heads, rels, tails, years,
-                                                           scores[kept].tolist(), self._lines(heads, rels, tails, years)),
-                   runs)
+        return Cut(scores, kept, bounds.tolist(), sel, heads, rels, tails, years, scores[kept].tolist(), labels,
+                   self._lines(labels, heads, rels, tails, years), runs)
 
-    def _lines(self, heads: list[int], rels: list[int], tails: list[int], years: list[int]) -> list[str]:
-        """Rendered evidence lines of the given columns (plain Python values)."""
+    def _lines(self, labels: tuple[list[str], list[str], list[str]], heads: np.ndarray, rels: np.ndarray,
+               tails: np.ndarray, years: list[int]) -> list[str]:
+        """Rendered evidence lines of the given candidates (their labels, as lists, and their ids, as arrays)."""
         if self._default_template:
-            el, rl = self.entity_labels, self.relation_labels
-            return [f"{el[h]} | {rl[r]} | {el[t]} | {y}" for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
-        return [self._line(h, r, t, y) for h, r, t, y in zip(heads, rels, tails, years, strict=True)]
+            return [f"{s} | {r} | {o} | {y}" for s, r, o, y in zip(*labels, years, strict=True)]
+        return [self._line(h, r, t, y) for h, r, t, y in zip(heads.tolist(), rels.tolist(), tails.tolist(), years,
+                                                             strict=True)]
 
     def rank(self, query_terms: Any, rows: np.ndarray) -> Ranked:
         """Rank candidate ``rows`` (pool order) for the query terms."""
@@ -210,20 +244,31 @@ class Ranker:
         """``items(rank(query_terms, rows))`` without the intermediate :class:`Ranked`."""
         return self.rank_items_many([query_terms], [rows])[0]
 
-    def rank_items_many(self, queries: Sequence[Any], pools: Sequence[np.ndarray]
+    def rank_items_many(self, queries: Sequence[Any], pools: Sequence[np.ndarray],
+                        known: Sequence[Scored | None] | None = None, scored: list[Scored] | None = None
                         ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
         """:meth:`rank_items` of each ``(query, pool)``, the questions ranked together.
 
         Batches of :data:`RANK_BATCH` questions bound the memory of the
         joint scoring; the result does not depend on the batching.
+
+        ``known``: optionally, per question, ``(rows, scores)`` of candidates
+        scored before for the same query by this index (``None``: none); when
+        those rows are the first candidates of its pool, their scores are
+        taken instead of computed again. ``scored``: a list that receives, per
+        question, its pool's ``(rows, scores)``, to be given as ``known`` later.
         """
         out: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
         k = self.k
         for lo in range(0, len(pools), RANK_BATCH):
             batch = [np.asarray(rows, dtype=np.int64).reshape(-1) for rows in pools[lo : lo + RANK_BATCH]]
-            cut = self._cut(queries[lo : lo + RANK_BATCH], batch)
-            rows, heads, rels, tails, years, scores, lines = cut.columns
-            items = self._items(zip(rows, heads, rels, tails, years, scores, lines, strict=True))
+            cut = self._cut(queries[lo : lo + RANK_BATCH], batch, None if known is None else known[lo : lo + RANK_BATCH])
+            if scored is not None:
+                at = 0
+                for rows in batch:
+                    scored.append((rows, cut.scores[at : at + len(rows)]))
+                    at += len(rows)
+            items = self._cut_items(cut)
             _sort_runs(items, cut.runs, itemgetter("line"))
             for a, b in pairwise(cut.bounds):
                 out.append((items[a : min(a + k, b)], items[min(a + k, b) : b]))
@@ -236,6 +281,21 @@ class Ranker:
                  "t_start": y, "t_end": y, "score": score, "line": line}
                 for _row, h, r, t, y, score, line in infos]
 
+    def _cut_items(self, cut: Cut) -> list[dict[str, Any]]:
+        """The dicts of :meth:`_item` for every candidate a :class:`Cut` kept, in its order.
+
+        The labels and ids are gathered column by column (object arrays), so
+        the per-item Python work is the dict alone.
+        """
+        s, r, o = cut.labels
+        s_id = self._entity_ids[cut.heads].tolist()
+        r_id = self._relation_ids[cut.relations].tolist()
+        o_id = self._entity_ids[cut.tails].tolist()
+        return [{"s": s_, "r": r_, "o": o_, "s_id": a, "r_id": b, "o_id": c, "t_start": y, "t_end": y,
+                 "score": score, "line": line}
+                for s_, r_, o_, a, b, c, y, score, line in zip(s, r, o, s_id, r_id, o_id, cut.years, cut.score_list,
+                                                               cut.lines, strict=True)]
+
     def _item(self, row: int, h: int, r: int, t: int, y: int, score: float, line: str) -> dict[str, Any]:
         return {
             "s": self.entity_labels[h], "r": self.relation_labels[r], "o": self.entity_labels[t],
@@ -247,6 +307,60 @@ class Ranker:
         """One evidence item of a run record (SPEC §6.1)."""
         h, r, t, y = int(self.head[row]), int(self.relation[row]), int(self.tail[row]), int(self.year[row])
         return self._item(row, h, r, t, y, float(score), line)
+
+
+def _known_scores(pools: Sequence[np.ndarray], starts: np.ndarray, known: Sequence[Scored | None]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The batch's scores where ``known`` gives them (a question's first candidates, when they are its known rows;
+    0.0 elsewhere) and the positions still to score; ``None`` when nothing is known."""
+    scores = np.zeros(int(starts[-1]))
+    todo = np.ones(int(starts[-1]), dtype=bool)
+    found = False
+    for i, (pool, given) in enumerate(zip(pools, known, strict=True)):
+        if given is None:
+            continue
+        rows, values = given
+        n = len(rows)
+        if 0 < n <= len(pool) and np.array_equal(pool[:n], rows):
+            at = int(starts[i])
+            scores[at : at + n] = values
+            todo[at : at + n] = False
+            found = True
+    return (scores, np.flatnonzero(todo)) if found else None
+
+
+def _kth_largest(scores: np.ndarray, owner: np.ndarray, starts: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
+    """Each question's ``k``-th largest score (``-inf`` when it has at most ``k`` candidates).
+
+    ``scores`` are the questions' candidates' scores, question after
+    question (``owner``, ``starts``, ``sizes``). The questions with more than
+    ``k`` are laid out as the rows of a matrix padded with ``+inf`` and
+    partitioned at ``k - 1`` on ``-scores``: the value of the k-th of a full
+    sort, without sorting. When the padding would outweigh the scores (one
+    pool much larger than the others), by one sort instead.
+    """
+    out = np.full(len(sizes), -np.inf)
+    full = np.flatnonzero(sizes > k)
+    if not len(full):
+        return out
+    if len(full) * int(sizes[full].max()) > 4 * len(scores) + 4096:
+        order = np.lexsort((-scores, owner))
+        out[full] = scores[order[starts[full] + k - 1]]
+        return out
+    row = np.full(len(sizes), -1, dtype=np.int64)
+    row[full] = np.arange(len(full))
+    mine = row[owner] >= 0
+    table = np.full((len(full), int(sizes[full].max())), np.inf)
+    table[row[owner[mine]], (np.arange(len(owner)) - starts[owner])[mine]] = -scores[mine]
+    out[full] = -np.partition(table, k - 1, axis=1)[:, k - 1]
+    return out
+
+
+def _objects(strings: list[str]) -> np.ndarray:
+    """``strings`` as a 1-D object array (the same ``str`` objects)."""
+    out = np.empty(len(strings), dtype=object)
+    out[:] = strings
+    return out
 
 
 def _tie_runs(scores: np.ndarray, owner: np.ndarray) -> list[tuple[int, int]]:

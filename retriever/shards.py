@@ -79,11 +79,13 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
     records = []
     pools: list[PoolSummary] = []
     stats: dict[str, Any] = {"ids": [], "anchor_hit": [], **dict.fromkeys(COUNTS, 0)}
+    # every positive score of the index at least 1e-4: no record's scores need be read for _floats_alike
+    scores_alike = retriever.index.bm25.positive_score_floor >= _ALIKE_FROM
     for record, st in retriever.retrieve_many(questions[lo:hi], keep_pool=keep_pools, shared=shared):  # type: ignore[arg-type]
         if keep_pools:
             pools.append(st.pool)  # type: ignore[arg-type]
         records.append(record)
-        lines.append(dumps_record_bytes(record, _floats_alike(record)))
+        lines.append(dumps_record_bytes(record, _floats_alike(record, scores_alike)))
         stats["ids"].append(record["id"])
         stats["anchor_hit"].append(st.anchor_hit)
         stats["ambiguous_oracle"] += int(st.ambiguous_oracle)
@@ -98,20 +100,28 @@ def retrieve_shard(retriever: Retriever, questions: Sequence[Mapping[str, Any]],
 #: What a record's id, split and anchor fields may be for :func:`_floats_alike` (a bool is an int).
 _NO_FLOAT = (str, int, type(None))
 _SCORE = itemgetter("score")
+#: The least magnitude from which orjson and Python's ``repr`` write every float alike (below: ``0.000015``
+#: against ``1.5e-05``); see ``floats_alike`` of :func:`~tempbench_core.jsonl.dumps_compact_bytes`.
+_ALIKE_FROM = 1e-4
 
 
-def _floats_alike(record: Mapping[str, Any]) -> bool:
+def _floats_alike(record: Mapping[str, Any], scores_alike: bool = False) -> bool:
     """Whether every float of a retrieved record is ``0.0`` or at least ``1e-4`` (``floats_alike`` of
     :func:`~tempbench_core.jsonl.dumps_compact_bytes`: its line is then written without a scan).
 
     An evidence item holds the KG's strings and integer years and one float,
     its score; the id, the split and the anchor (an ``s_id`` absent from the
     KG, SPEC §2.3) come from the question and may be anything.
+    ``scores_alike``: the caller knows that every score is ``0.0`` or at
+    least ``1e-4`` (:attr:`~retriever.bm25.BM25.positive_score_floor`), so
+    they are not read.
     """
     if not all(isinstance(value, _NO_FLOAT) for value in (record["id"], record["split"], *record["anchor"].values())):
         return False
+    if scores_alike:
+        return True
     # filter(None, ...) leaves out the zero scores (0.0 and -0.0 are false): C loops, no Python test per score
-    return min(filter(None, map(_SCORE, chain(record["evidence"], record["cutoff_ties"]))), default=1.0) >= 1e-4
+    return min(filter(None, map(_SCORE, chain(record["evidence"], record["cutoff_ties"]))), default=1.0) >= _ALIKE_FROM
 
 
 def input_fingerprints(data: DataPaths) -> dict[str, dict[str, str] | None]:

@@ -10,6 +10,7 @@ batch of one and batches split by :data:`retriever.ranking.RANK_BATCH`.
 
 from __future__ import annotations
 
+import math
 import random
 from types import SimpleNamespace
 
@@ -130,3 +131,91 @@ def test_rank_agrees_with_rank_items() -> None:
     assert ranker.items(ranked) == ranker.rank_items(terms, rows) == plain_ranking(ranker, terms, rows)
     assert bits(ranked.scores) == bits(index.bm25.score_groups(terms, index.bm25.doc_group[rows]))
 
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 30), n_rows=st.integers(1, 80), texts=queries, everywhere=st.booleans())
+def test_positive_score_floor_bounds_every_positive_score(seed, n_rows, texts, everywhere) -> None:
+    """:attr:`BM25.positive_score_floor` is at most every positive score (and every term weight) of the index,
+    also with a word in every document (the least idf)."""
+    index = make_index(seed, n_rows=n_rows)
+    if everywhere:
+        index.entity_labels[:] = [label + " river" for label in index.entity_labels]
+        index.bm25 = BM25.build(index.kg, index.entity_labels, index.relation_labels)
+    bm25 = index.bm25
+    floor = bm25.positive_score_floor
+    groups = np.arange(bm25.group_len.shape[0], dtype=np.int64)
+    for text in texts + [" ".join(bm25.vocab)]:
+        scores = bm25.score_groups(bm25.query_terms(text), groups)
+        assert (scores[scores > 0] >= floor).all()
+    for term in range(bm25.vocab_size):
+        scores = bm25.score_groups(np.array([term]), groups)
+        assert (scores[scores > 0] >= floor).all()
+    assert 0 < floor < math.inf
+
+
+def test_positive_score_floor_of_a_word_in_every_document_of_a_large_corpus() -> None:
+    """idf = ln(1 + 0.5 / (N + 0.5)) of a word in all N documents is below 1e-4 from N = 5,000: the floor says so, and
+    the shard's lines then scan their scores."""
+    n = 6000
+    kg = KG(np.zeros(n, dtype=np.int32), np.ones(n, dtype=np.int32), np.zeros(n, dtype=np.int32),
+            np.arange(n, dtype=np.int64) % 7 + 2000, ["Q0", "Q1"], ["P0"])
+    bm25 = BM25.build(kg, ["river a", "city"], ["of"])
+    assert 0 < bm25.positive_score_floor < 1e-4
+    weight = bm25.score_groups(bm25.query_terms("river"), np.zeros(1, dtype=np.int64))[0]
+    assert bm25.positive_score_floor <= weight < 1e-4
+
+
+@settings(max_examples=300, deadline=None)
+@given(sizes=st.lists(st.integers(0, 40), min_size=1, max_size=8), k=st.integers(1, 12), big=st.integers(0, 9000),
+       data=st.data())
+def test_kth_largest_by_partition_equals_the_sorted_kth(sizes, k, big, data) -> None:
+    """Each question's k-th largest score, by the padded partition or (one pool far larger) the sort, is the k-th of
+    its scores sorted descending; equal scores and -0.0 included."""
+    sizes = np.asarray(sizes + ([big] if big > 4200 else []), dtype=np.int64)
+    values = st.sampled_from([0.0, -0.0, 0.5, 1.25, 3.0, 7.5]) | st.floats(0, 20, allow_nan=False)
+    scores = np.asarray(data.draw(st.lists(values, min_size=int(sizes.sum()), max_size=int(sizes.sum()))),
+                        dtype=np.float64) if big <= 4200 else np.random.default_rng(big).random(int(sizes.sum()))
+    starts = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    got = ranking._kth_largest(scores, owner, starts, sizes, k)
+    for q, n in enumerate(sizes.tolist()):
+        mine = sorted(scores[starts[q]:starts[q + 1]].tolist(), reverse=True)
+        assert got[q] == (mine[k - 1] if n > k else -np.inf)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 5), texts=queries, k=st.integers(1, 6), data=st.data())
+def test_known_scores_of_first_candidates_rank_as_scored_afresh(seed, texts, k, data) -> None:
+    """Scores given for a pool's first candidates (rows checked, other rows ignored) rank as computed ones; what
+    ``scored`` hands back is each pool's rows and scores, bit for bit."""
+    index = make_index(seed)
+    ranker = Ranker(index, k=k)
+    n_rows = index.kg.head.shape[0]
+    pools = [np.asarray(data.draw(st.lists(st.integers(0, n_rows - 1), unique=True, min_size=1, max_size=15)),
+                        dtype=np.int64) for _ in texts]
+    terms = [index.bm25.query_terms(t) for t in texts]
+    scored: list = []
+    plain = ranker.rank_items_many(terms, pools, scored=scored)
+    for (rows, scores), pool, t in zip(scored, pools, terms, strict=True):
+        assert rows.tolist() == pool.tolist()
+        assert bits(scores) == bits(index.bm25.score_many([t], np.zeros(len(pool), dtype=np.int64),
+                                                          index.bm25.doc_group[pool]))
+    known = []
+    for rows, scores in scored:
+        kind = data.draw(st.sampled_from(["none", "prefix", "other rows", "too long"]))
+        n = data.draw(st.integers(1, len(rows)))
+        known.append(None if kind == "none" else (rows[:n], scores[:n]) if kind == "prefix"
+                     else (rows[:n][::-1] + 1, scores[:n] + 7.0) if kind == "other rows"
+                     else (np.concatenate([rows, rows]), np.concatenate([scores, scores]) + 7.0))
+    assert ranker.rank_items_many(terms, pools, known=known) == plain
+
+
+def test_known_scores_are_taken_not_recomputed() -> None:
+    index = make_index(2)
+    ranker = Ranker(index, k=3)
+    terms = [index.bm25.query_terms("river of the city")]
+    pool = np.arange(index.kg.head.shape[0], dtype=np.int64)
+    (evidence, _), = ranker.rank_items_many(terms, [pool], known=[(pool[:2], np.array([99.0, 98.0]))])
+    assert [e["score"] for e in evidence[:2]] == [99.0, 98.0]

@@ -48,3 +48,36 @@ def test_what_is_alike_and_what_is_not():
     assert not _floats_alike(_record(1e-5, "test", "Q1", [12.5], []))  # the question's own floats are not scores
     assert not _floats_alike(_record("q1", "test", 2.5, [12.5], []))
     assert not _floats_alike(_record("q1", ["x"], "Q1", [12.5], []))
+
+
+EDGES = [1e-4, math.nextafter(1e-4, math.inf), 1.5e-4, 0.1, 1.0, 123.456, 1e15, 9999999999999998.0, 1e16,
+         math.nextafter(1e16, 0), 1.5e16, 1e17, 1.2345678901234568e17, 1e22, 1e300, 1.7976931348623157e308]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.floats(min_value=1e-4, allow_infinity=False), st.floats(max_value=-1e-4, allow_infinity=False),
+                 st.floats(min_value=1e-4, max_value=1e-2), st.floats(min_value=1e15, max_value=1e18),
+                 st.sampled_from(EDGES + [-x for x in EDGES])))
+def test_orjson_writes_every_float_from_1e_minus_4_as_python_does(x):
+    """The claim `_floats_alike` rests on, at both ends (the large floats in exponent form as well)."""
+    import orjson
+
+    assert orjson.dumps(x) == repr(x).encode()
+
+
+def test_below_1e_minus_4_the_forms_differ():
+    import orjson
+
+    below = math.nextafter(1e-4, 0)
+    assert orjson.dumps(below) != repr(below).encode()
+    assert orjson.dumps(9.5e-05) != repr(9.5e-05).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(QUESTION_VALUES, QUESTION_VALUES, st.lists(st.one_of(st.just(0.0), st.floats(min_value=1e-4, max_value=1e3)),
+                                                   max_size=5))
+def test_known_scores_skip_the_scan_with_the_same_answer(qid, split, scores):
+    """With every score 0.0 or at least 1e-4 (what ``scores_alike`` vouches for), skipping the scan answers alike."""
+    record = _record(qid, split, "Q1", scores[:3], scores[3:])
+    assert _floats_alike(record, scores_alike=True) == _floats_alike(record)
+    assert dumps_record_bytes(record, _floats_alike(record, scores_alike=True)) == dumps_record_bytes(record)
