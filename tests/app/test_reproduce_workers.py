@@ -170,3 +170,33 @@ def test_the_folder_of_the_shards_texts(tmp_path):
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     with pytest.raises(OutputError, match="a-file"), text_folder(tmp_path / "a-file" / "out"):
         pass
+
+
+def test_one_at_a_time_runs_the_step_in_one_process_at_a_time(tmp_path):
+    """The drawing processes' initializer (tempbench.reproduce.OneAtATime): forked processes run the step in turn,
+    never two at once, and each runs it."""
+    import multiprocessing
+    import os
+    import time
+
+    from tempbench.reproduce import OneAtATime
+
+    log = tmp_path / "log"
+
+    def step() -> None:
+        with open(log, "a") as handle:
+            handle.write(f"start {os.getpid()} {time.monotonic()}\n")
+        time.sleep(0.2)
+        with open(log, "a") as handle:
+            handle.write(f"end {os.getpid()} {time.monotonic()}\n")
+
+    serial = OneAtATime(step)
+    processes = [multiprocessing.get_context("fork").Process(target=serial) for _ in range(3)]
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join()
+    assert all(p.exitcode == 0 for p in processes)
+    events = [line.split() for line in log.read_text().splitlines()]
+    assert [e[0] for e in events] == ["start", "end"] * 3  # each step ends before the next starts
+    assert len({e[1] for e in events}) == 3 and all(a[1] == b[1] for a, b in zip(events[::2], events[1::2], strict=True))
