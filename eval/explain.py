@@ -387,16 +387,16 @@ class Explainer:
         # hop -> gold class of the resolved evidence (one to one when both use the hop's space)
         space = read.gold_space
         class_of = {keys[space]: c for c, keys in enumerate(read.class_keys) if space in keys}
-        cls = [class_of.get(h.triple.keys.get(space), -1) for h in hops]
+        cls = [class_of.get(h.triple.keys.get(space), _NO_CLASS) for h in hops]
         items = read.items
-        # classes are -1 (no gold class) or >= 0; the few gold items picked in C, then their windows tested
+        # classes are _NO_CLASS or >= 0; the few gold items picked in C, then their windows tested
         in_evidence = set(read.items_cls)
-        in_evidence.discard(-1)
+        in_evidence.discard(_NO_CLASS)
         hit = {c for c, ts, te in compress(zip(read.items_cls, items.t_start, items.t_end, strict=True),
                                             map(_NO_CLASS.__lt__, read.items_cls))
                if valid_at(ts, te, tq)}
         tied = set(read.extra_cls)
-        tied.discard(-1)
+        tied.discard(_NO_CLASS)
 
         explanation = Explanation(question.get("id"), hops, None, None, read)
         pending: list[int] = []

@@ -143,11 +143,9 @@ def anchor_view(explainer: Explainer, record: Mapping[str, Any], anchor_idx: int
         anchor_rec = None
     if gold_idx is not None:
         gold_id, gold_label = kg.entity_ids[gold_idx], labels[gold_idx]
-    else:
-        # unresolved: the first gold triple's own subject, as triple_view shows it (its id and label keys)
-        keys = gold[0].keys if gold else {}
-        ids, names = keys.get("id"), keys.get("label")
-        gold_id, gold_label = None if ids is None else ids[0], None if names is None else names[0]
+    else:  # unresolved: the first gold triple's own subject, as shown (made only then)
+        view = triple_view(gold[0]) if gold else {}
+        gold_id, gold_label = view.get("s_id"), view.get("s")
     return {
         "rule": explainer.config.anchor,
         "source": (anchor_rec or {}).get("source", "recomputed"),

@@ -139,6 +139,11 @@ def _cutoff_group(table: EvidenceTable, n_ret: np.ndarray, ev_hit: np.ndarray, e
     return _CutoffGroup(trp, ccr, chance, member, in_group_extra)
 
 
+def known_starts(table: EvidenceTable) -> np.ndarray:
+    """Each question's first place among the known items laid end to end (its evidence, then its cut-off ties)."""
+    return np.concatenate([[0], np.cumsum(table.items.counts + table.extra.counts)]).astype(np.int64)
+
+
 def known_order(table: EvidenceTable) -> np.ndarray:
     """The known items (evidence, then cut-off ties, concatenated) ordered by question, kind and position.
 
@@ -147,7 +152,7 @@ def known_order(table: EvidenceTable) -> np.ndarray:
     end to end (each item's place is known, so no sort is needed).
     """
     ev, ex = table.items, table.extra
-    known_start = np.concatenate([[0], np.cumsum(ev.counts + ex.counts)]).astype(np.int64)
+    known_start = known_starts(table)
     order = np.empty(len(ev) + len(ex), dtype=np.int64)
     order[known_start[ev.q] + ev.pos] = np.arange(len(ev), dtype=np.int64)
     order[known_start[ex.q] + ev.counts[ex.q] + ex.pos] = np.arange(len(ev), len(ev) + len(ex), dtype=np.int64)
@@ -201,7 +206,7 @@ class _ClosedForms:
         # the whole item of every known item of those questions (evidence, then cut-off ties), and the valid
         # relevant copies' classes; rank_tie_vectors reads only which of a question's items are one whole item,
         # and the key holds the question: numbered among those questions' items alone, they are the same groups
-        self.known_start = np.concatenate([[0], np.cumsum(ev.counts + ex.counts)]).astype(np.int64)
+        self.known_start = known_starts(table)
         k_keys = [np.concatenate([a, b])[order] for a, b in zip(whole_keys(ev), whole_keys(ex), strict=True)]
         self.k_whole = np.full(len(order), -1, dtype=np.int64)
         asked = np.ones(len(order), dtype=bool) if rows is None else rows[k_keys[0]]
