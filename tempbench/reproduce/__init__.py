@@ -52,7 +52,7 @@ from eval.bootstrap import N_BOOT
 from eval.explain import STAGES
 from eval.report.html import BrowserBlob, browser_json_bytes, write_html
 from eval.report.markdown import ReportInputs, write_report
-from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, import_pyplot_now
+from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, SCORE_PLOTS_LONGEST_FIRST, import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
 from retriever import RunOptions, RunSetup, Shard, finish_run, load_config
 from tempbench.reproduce.baselines import check_baselines, diff_baselines, runs_on_disk
@@ -226,8 +226,9 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     results = {name: scored[name].result() for name in inputs.names}
     scores = {name: results[name][0] for name in inputs.names}
     intervals = {name: results[name][1] for name in inputs.names}
-    score_plots = [drawer.submit(draw_scores, out, scores, intervals, (plot,)) for plot in SCORE_PLOTS
-                   if plot not in early]
+    submitted = {plot: drawer.submit(draw_scores, out, scores, intervals, (plot,))
+               for plot in SCORE_PLOTS_LONGEST_FIRST if plot not in early}
+    score_plots = [submitted[plot] for plot in SCORE_PLOTS if plot in submitted]  # the report's order
     anchors = {name: {qid: a for shard in runs[name] for qid, a in zip(shard.stats["ids"], shard.anchors, strict=True)}
                for name in inputs.names}
     audited = pool.submit(audit, scores, kept, anchors)

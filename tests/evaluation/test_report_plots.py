@@ -210,3 +210,22 @@ def test_plots_are_the_same_bytes_for_the_same_data(tmp_path):
     assert sorted(a) == sorted(b) and {"by_complexity", "ties"} <= set(a)
     for name in a:
         assert a[name].read_bytes() == b[name].read_bytes()
+
+
+def test_laying_out_before_saving_gives_matplotlibs_own_bytes(monkeypatch, tmp_path):
+    """``_save`` lays the figure out itself so that savefig draws once: the PNG is the one savefig alone makes."""
+    scores = _scores(trp=[[0.1, 0.2, 0.05], [0.1, 0.0, 0.3]], ccr=[[0.5, 0.4, 0.0], [0.2, 0.1, 0.0]])
+    for name in scores:
+        scores[name].update(_tie_scores().get(name, {}))
+    laid_out = write_plots(scores, tmp_path / "laid_out")
+
+    def savefig_alone(fig, path):
+        fig.savefig(path, format="png", dpi=plots.SAVE_DPI, metadata={"Software": None})
+        plots.pyplot().close(fig)
+
+    monkeypatch.setattr(plots, "_save", savefig_alone)
+    (tmp_path / "alone").mkdir()
+    alone = write_plots(scores, tmp_path / "alone")
+    assert sorted(laid_out) == sorted(alone) and {"by_complexity", "ties"} <= set(alone)
+    for name in alone:
+        assert laid_out[name].read_bytes() == alone[name].read_bytes(), name
