@@ -27,6 +27,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from retriever.benchmark_cache import entry_path, read_entry, write_entry
 from tempbench_core.errors import InputError
 from tempbench_core.jsonl import read_jsonl
 from tempbench_core.memory import gc_paused
@@ -141,8 +142,23 @@ def load_benchmark(path: str | Path, ids_path: str | Path | None = None) -> list
     -------
     list of dict
         The records in file order, extra fields kept.
+
+    A benchmark read once is kept in the per-user cache and read from there
+    while both files are unchanged (:mod:`retriever.benchmark_cache`).
     """
     path = Path(path)
+    found = entry_path(path, Path(ids_path) if ids_path is not None else None)
+    kept = read_entry(*found) if found is not None else None
+    if kept is not None:
+        return kept
+    records = _read_benchmark(path, ids_path)
+    if found is not None:
+        write_entry(*found, records)
+    return records
+
+
+def _read_benchmark(path: Path, ids_path: str | Path | None) -> list[dict[str, Any]]:
+    """The records of ``path`` read and checked line by line, ``ids_path``'s ids merged (:func:`load_benchmark`)."""
     records: list[dict[str, Any]] = []
     lines: dict[Any, int] = {}
     with gc_paused():  # tens of thousands of new dicts: no collection needed while they are made
