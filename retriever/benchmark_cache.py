@@ -1,4 +1,4 @@
-"""A validated benchmark kept in the per-user cache as one JSON document, read back instead of checked again.
+"""A validated benchmark kept in the per-user cache, read back instead of checked again.
 
 :func:`retriever.benchmark.load_benchmark` reads two JSON Lines files line by
 line, checks every record (SPEC §1.3) and merges the id space into the
@@ -8,14 +8,16 @@ depends on the two files' bytes and on this package's rules alone, so it is
 kept under a key made of both files' sha256
 (:func:`tempbench_core.digest.sha256_file`, itself remembered by file
 status), the package version and :data:`FORMAT`, in
-``<cache>/benchmarks/<key>.json``; a later load with the same files reads that
-document once (one :func:`orjson.loads`) and checks nothing again.
+``<cache>/benchmarks/<key>.json``: a line naming the key, the number of
+questions and the sha256 of the rest, then the records as one JSON array. A
+later load with the same files checks that sha256 and reads the array (one
+:func:`orjson.loads`) instead of checking every record again.
 
 An entry is written only when it gives the records back as they were read
 (a value only Python's :mod:`json` reads, such as ``NaN`` in an extra field or
 an integer beyond 64 bits, would not survive; such a benchmark is simply read
-from its files each time), atomically, and read back only when it names its own key and holds a
-list of records: a damaged or foreign entry is ignored and written again. A
+from its files each time), atomically, and read back only when it names its own
+key and its checksum holds: a damaged or foreign entry is ignored and written again. A
 cache that cannot be written costs only the time saved.
 """
 
@@ -59,15 +61,17 @@ def read_entry(entry: Path, key: str) -> list[dict[str, Any]] | None:
         data = entry.read_bytes()
     except OSError:
         return None
+    head, _, body = data.partition(b"\n")
     try:
-        with gc_paused():  # tens of thousands of new dicts: no collection needed while they are made
-            document = orjson.loads(data)
+        header = orjson.loads(head)
     except orjson.JSONDecodeError:
         return None
-    if not (type(document) is dict and document.get("format") == FORMAT and document.get("key") == key):
+    if not (type(header) is dict and header.get("format") == FORMAT and header.get("key") == key
+            and header.get("sha256") == hashlib.sha256(body).hexdigest()):
         return None
-    records = document.get("records")
-    if type(records) is not list or len(records) != document.get("questions") or not records:
+    with gc_paused():  # tens of thousands of new dicts: no collection needed while they are made
+        records = orjson.loads(body)
+    if type(records) is not list or len(records) != header.get("questions") or not records:
         return None
     return records if all(type(r) is dict for r in records) else None
 
@@ -78,15 +82,17 @@ def write_entry(entry: Path, key: str, records: list[dict[str, Any]]) -> bool:
     As they are: equal (a NaN, written ``null``, is not) and written alike
     (an integer beyond 64 bits, read back as a float, is equal but not alike).
     """
-    data = dumps_strict_bytes({"format": FORMAT, "key": key, "questions": len(records), "records": records})
+    body = dumps_strict_bytes(records)
     with gc_paused():
-        back = orjson.loads(data)
-        if back["records"] != records or dumps_strict_bytes(back) != data:
+        back = orjson.loads(body)
+        if back != records or dumps_strict_bytes(back) != body:
             return False
+    header = {"format": FORMAT, "key": key, "questions": len(records), "sha256": hashlib.sha256(body).hexdigest()}
     try:
-        # no fsync: an entry cut short is not JSON, and is written again
+        # no fsync: an entry cut short or damaged fails its checksum, and is written again
         with atomic_open(entry, "wb", encoding=None, fsync=False) as handle:
-            handle.write(data)
+            handle.write(dumps_strict_bytes(header) + b"\n")
+            handle.write(body)
     except (OSError, OutputError):
         return False
     return True

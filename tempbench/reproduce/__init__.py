@@ -227,7 +227,7 @@ def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cach
     scores = {name: results[name][0] for name in inputs.names}
     intervals = {name: results[name][1] for name in inputs.names}
     submitted = {plot: drawer.submit(draw_scores, out, scores, intervals, (plot,))
-               for plot in SCORE_PLOTS_LONGEST_FIRST if plot not in early}
+                 for plot in SCORE_PLOTS_LONGEST_FIRST if plot not in early}
     score_plots = [submitted[plot] for plot in SCORE_PLOTS if plot in submitted]  # the report's order
     anchors = {name: {qid: a for shard in runs[name] for qid, a in zip(shard.stats["ids"], shard.anchors, strict=True)}
                for name in inputs.names}

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import retriever.benchmark as benchmark
 from retriever.benchmark import load_benchmark
-from retriever.benchmark_cache import FORMAT, entry_path, read_entry
+from retriever.benchmark_cache import entry_path, read_entry
 from tempbench_core.errors import InputError, MissingDataError
 
 
@@ -87,9 +87,11 @@ def test_a_missing_file_is_the_loaders_error(tmp_path):
 @pytest.mark.parametrize("damage", [
     lambda data: data[: len(data) // 2],  # cut short
     lambda data: b"",
+    lambda data: data.replace(b"Who?", b"Why?", 1),  # one record changed: the checksum fails
+    lambda data: data.replace(b"1994.0", b"1995.0", 1),
     lambda data: data.replace(b'"format":1', b'"format":0'),
     lambda data: data.replace(b'"questions":2', b'"questions":3'),
-    lambda data: b'{"format":%d,"key":"another","questions":1,"records":[{}]}' % FORMAT,
+    lambda data: data.replace(b'"key":"', b'"key":"x'),
     lambda data: b"[1, 2, 3]",
 ])
 def test_a_damaged_or_foreign_entry_is_not_read_and_is_written_again(files, damage):
