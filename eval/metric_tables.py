@@ -309,96 +309,133 @@ def flatten_rows(rows: list[dict[str, Any]], out: dict, skipped: list[str] | Non
     """
     if not rows or not all(isinstance(r, dict) for r in rows):
         return False
-    notes: list[str] = []
-    first_skip: list[tuple[int | None, str, str]] = []  # (line, why, expected) of the first row left out
-
-    def where(i: int) -> tuple[int | None, str]:
-        line = lines[i] if lines is not None else None if first_line is None else first_line + i
-        return line, (f"row {i + 1}" if line is None else f"line {line}")
-
-    def skip(i: int, why: str, expected: str) -> None:
-        line, label = where(i)
-        notes.append(f"{label}, {why}")
-        if not first_skip:
-            first_skip.append((line, why if line is not None else f"{label}, {why}", expected))
-
-    seen: dict[tuple[str | None, str, str], str] = {}
-
-    def put(i: int, key: tuple[str | None, str, str], value: float | Impossible, col: Any = None) -> None:
-        line, label = where(i)
-        at = label if col is None else f"{label}, {column(col)}"
-        if key in seen:
-            again = "" if col is None else f", in {column(col)}"
-            text = f"{_key_text(key)} is given a second time{again} (first on {seen[key]})"
-            _refuse(out, line, text if line is not None else f"{label}: {text}", _ONCE)
-            return
-        seen[key] = at
-        out[key] = value
-
-    def column(col: Any) -> str:
-        return f"column {str(col)!r}"
-
-    def number(i: int, col: Any, raw: Any) -> float | None:
-        value = _number(raw)
-        if value is None and raw not in (None, ""):
-            skip(i, f"{column(col)}: {raw!r} is not a number", _A_NUMBER)
-        return value
-
-    unknown_metric = f"a metric name ({', '.join(valid_names())})"
+    reader = _RowReader(out, first_line, lines)
     keys = {str(k).lower(): k for k in rows[0]}
     slice_col = next((keys[c] for c in ("slice", "subset", "group", "complexity", "operator", "operator_type") if c in keys), None)
     cfg_col = next((keys[c] for c in ("config", "configuration", "retriever", "run") if c in keys), None)
     if "metric" in keys and "value" in keys:
-        metric_col, value_col = keys["metric"], keys["value"]
-        for i, row in enumerate(rows):
-            metric = normalise_metric(row.get(metric_col))
-            if metric is None:
-                skip(i, f"{column(metric_col)}: unknown metric {row.get(metric_col)!r}", unknown_metric)
+        _read_long(rows, reader, keys["metric"], keys["value"], slice_col, cfg_col)
+    elif "metric" in keys:
+        _read_metric_per_row(rows, reader, keys["metric"], cfg_col)
+    elif not _read_wide(rows, reader, slice_col, cfg_col):
+        return False
+    reader.finish(skipped)
+    return True
+
+
+def _column(col: Any) -> str:
+    return f"column {str(col)!r}"
+
+
+class _RowReader:
+    """One table's reading by :func:`flatten_rows`: where each row is, the notes on what was left out, the keys put."""
+
+    def __init__(self, out: dict, first_line: int | None, lines: Sequence[int] | None) -> None:
+        self.out, self.first_line, self.lines = out, first_line, lines
+        self.notes: list[str] = []
+        self.first_skip: list[tuple[int | None, str, str]] = []  # (line, why, expected) of the first row left out
+        self.seen: dict[tuple[str | None, str, str], str] = {}
+        self.unknown_metric = f"a metric name ({', '.join(valid_names())})"
+
+    def where(self, i: int) -> tuple[int | None, str]:
+        """Row ``i``'s line (``None``: a list without lines) and how a message names it."""
+        line = self.lines[i] if self.lines is not None else None if self.first_line is None else self.first_line + i
+        return line, (f"row {i + 1}" if line is None else f"line {line}")
+
+    def skip(self, i: int, why: str, expected: str) -> None:
+        """Note a row (or cell) left out."""
+        line, label = self.where(i)
+        self.notes.append(f"{label}, {why}")
+        if not self.first_skip:
+            self.first_skip.append((line, why if line is not None else f"{label}, {why}", expected))
+
+    def put(self, i: int, key: tuple[str | None, str, str], value: float | Impossible, col: Any = None) -> None:
+        """Store a value under ``key``; a key given twice is refused."""
+        line, label = self.where(i)
+        at = label if col is None else f"{label}, {_column(col)}"
+        if key in self.seen:
+            again = "" if col is None else f", in {_column(col)}"
+            text = f"{_key_text(key)} is given a second time{again} (first on {self.seen[key]})"
+            _refuse(self.out, line, text if line is not None else f"{label}: {text}", _ONCE)
+            return
+        self.seen[key] = at
+        self.out[key] = value
+
+    def number(self, i: int, col: Any, raw: Any) -> float | None:
+        """A cell's number; a cell that holds something else is noted."""
+        value = _number(raw)
+        if value is None and raw not in (None, ""):
+            self.skip(i, f"{_column(col)}: {raw!r} is not a number", _A_NUMBER)
+        return value
+
+    def metric(self, i: int, col: Any, raw: Any) -> str | None:
+        """A cell's metric name (normalised); an unknown one is noted."""
+        metric = normalise_metric(raw)
+        if metric is None:
+            self.skip(i, f"{_column(col)}: unknown metric {raw!r}", self.unknown_metric)
+        return metric
+
+    def finish(self, skipped: list[str] | None) -> None:
+        """Hand the notes on (to ``skipped``, else to ``out``); refuse a table of which no value was read."""
+        if self.notes:
+            if skipped is not None:
+                skipped.extend(self.notes)
+            else:
+                self.out.setdefault(_SKIPPED, []).extend(self.notes)
+        if not self.seen and _REFUSED not in self.out:  # a table in a recognised form, but not one value read
+            if self.first_skip:
+                line, why, expected = self.first_skip[0]
+                _refuse(self.out, line, f"no value of the table could be read; the first: {why}", expected)
+            else:
+                _refuse(self.out, self.where(0)[0], "no value of the table could be read: every value cell is empty",
+                        f"{_A_NUMBER} in the value cells")
+
+
+def _read_long(rows: list[dict[str, Any]], reader: _RowReader, metric_col: Any, value_col: Any, slice_col: Any,
+               cfg_col: Any) -> None:
+    """The long form: a metric column and a value column, one value per row."""
+    for i, row in enumerate(rows):
+        metric = reader.metric(i, metric_col, row.get(metric_col))
+        if metric is None:
+            continue
+        raw = row.get(value_col)
+        value = reader.number(i, value_col, raw)
+        if value is None:
+            if raw in (None, ""):
+                reader.skip(i, f"{_column(value_col)}: no value for {metric}", _A_NUMBER)
+            continue
+        reader.put(i, (_cfg(row, cfg_col), _slice_of(row, slice_col), metric),
+                   checked(metric, value, raw, reader.where(i)[1]))
+
+
+def _read_metric_per_row(rows: list[dict[str, Any]], reader: _RowReader, metric_col: Any, cfg_col: Any) -> None:
+    """A metric column, one column per slice."""
+    for i, row in enumerate(rows):
+        metric = reader.metric(i, metric_col, row.get(metric_col))
+        if metric is None:
+            continue
+        for col, raw in row.items():
+            if col in (metric_col, cfg_col):
                 continue
-            raw = row.get(value_col)
-            value = number(i, value_col, raw)
-            if value is None:
-                if raw in (None, ""):
-                    skip(i, f"{column(value_col)}: no value for {metric}", _A_NUMBER)
-                continue
-            put(i, (_cfg(row, cfg_col), _slice_of(row, slice_col), metric), checked(metric, value, raw, where(i)[1]))
-    elif "metric" in keys:  # a metric column, one column per slice
-        metric_col = keys["metric"]
-        for i, row in enumerate(rows):
-            metric = normalise_metric(row.get(metric_col))
-            if metric is None:
-                skip(i, f"{column(metric_col)}: unknown metric {row.get(metric_col)!r}", unknown_metric)
-                continue
-            for col, raw in row.items():
-                if col in (metric_col, cfg_col):
-                    continue
-                value = number(i, col, raw)
-                if value is not None:
-                    put(i, (_cfg(row, cfg_col), normalise_slice(col), metric), checked(metric, value, raw, where(i)[1]), col)
-    else:
-        metric_cols = [k for k in rows[0] if normalise_metric(k)]
-        if not metric_cols:
-            return False
-        for i, row in enumerate(rows):
-            sl = _slice_of(row, slice_col)
-            for col in metric_cols:
-                raw = row.get(col)
-                value = number(i, col, raw)
-                if value is not None:
-                    metric = normalise_metric(col)
-                    put(i, (_cfg(row, cfg_col), sl, metric), checked(metric, value, raw, where(i)[1]), col)
-    if notes:
-        if skipped is not None:
-            skipped.extend(notes)
-        else:
-            out.setdefault(_SKIPPED, []).extend(notes)
-    if not seen and _REFUSED not in out:  # a table in a recognised form, but not one value read
-        if first_skip:
-            line, why, expected = first_skip[0]
-            _refuse(out, line, f"no value of the table could be read; the first: {why}", expected)
-        else:
-            _refuse(out, where(0)[0], "no value of the table could be read: every value cell is empty",
-                    f"{_A_NUMBER} in the value cells")
+            value = reader.number(i, col, raw)
+            if value is not None:
+                reader.put(i, (_cfg(row, cfg_col), normalise_slice(col), metric),
+                           checked(metric, value, raw, reader.where(i)[1]), col)
+
+
+def _read_wide(rows: list[dict[str, Any]], reader: _RowReader, slice_col: Any, cfg_col: Any) -> bool:
+    """The wide form, one column per metric; False when no column names a metric (not a metric table)."""
+    metric_cols = [k for k in rows[0] if normalise_metric(k)]
+    if not metric_cols:
+        return False
+    for i, row in enumerate(rows):
+        sl = _slice_of(row, slice_col)
+        for col in metric_cols:
+            raw = row.get(col)
+            value = reader.number(i, col, raw)
+            if value is not None:
+                metric = normalise_metric(col)
+                reader.put(i, (_cfg(row, cfg_col), sl, metric), checked(metric, value, raw, reader.where(i)[1]), col)
     return True
 
 
