@@ -7,7 +7,8 @@ full data, paid by every command before its real work starts. What it returns
 depends on the two files' bytes and on this package's rules alone, so it is
 kept under a key made of both files' sha256
 (:func:`tempbench_core.digest.sha256_file`, itself remembered by file
-status), the package version and :data:`FORMAT`, in
+status), the package version, :data:`FORMAT` and the sources of the modules
+whose rules decide the records (:data:`_RULES`), in
 ``<cache>/benchmarks/<key>.json``: a line naming the key, the number of
 questions and the sha256 of the rest, then the records as one JSON array. A
 later load with the same files checks that sha256 and reads the array (one
@@ -24,6 +25,7 @@ cache that cannot be written costs only the time saved.
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +39,12 @@ from tempbench_core.layout import cache_home
 from tempbench_core.memory import gc_paused
 from tempbench_core.version import __version__
 
-#: The entry layout (and the loader's rules): raised when either changes, so older entries are not read.
+#: The entry layout: raised when it changes, so older entries are not read.
 FORMAT = 1
+
+#: The modules whose rules decide what the loader returns: their sources are part of the key, so an entry
+#: made under other rules (another version, or a working copy being edited) is not read.
+_RULES = ("retriever.benchmark", "tempbench_core.schema")
 
 
 def entry_path(path: Path, ids_path: Path | None) -> tuple[Path, str] | None:
@@ -48,9 +54,10 @@ def entry_path(path: Path, ids_path: Path | None) -> tuple[Path, str] | None:
     """
     try:
         digests = [sha256_file(p) if p is not None else "-" for p in (path, ids_path)]
-    except OSError:
+        rules = [sha256_file(Path(sys.modules[name].__file__ or "")) for name in _RULES]
+    except (OSError, KeyError):
         return None
-    spec = "|".join((str(FORMAT), __version__, *digests))
+    spec = "|".join((str(FORMAT), __version__, *digests, *rules))
     key = hashlib.sha256(spec.encode("ascii")).hexdigest()
     return cache_home() / "benchmarks" / f"{key}.json", key
 

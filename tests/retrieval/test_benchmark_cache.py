@@ -140,3 +140,12 @@ def test_kept_records_are_what_the_files_give(tmp_path_factory, extras):
     again = load_benchmark(path)
     assert again == first == benchmark._read_benchmark(path, None)
     assert [json.dumps(r) for r in again] == [json.dumps(r) for r in first]  # order and types too
+
+
+def test_an_entry_made_under_other_rules_is_not_read(files, monkeypatch, tmp_path):
+    load_benchmark(*files)
+    found = entry_path(*files)
+    edited = tmp_path / "benchmark.py"
+    edited.write_bytes(Path(benchmark.__file__).read_bytes() + b"\n# a rule changed\n")
+    monkeypatch.setattr(benchmark, "__file__", str(edited))
+    assert entry_path(*files)[1] != found[1]
