@@ -78,7 +78,7 @@ def read_entry(entry: Path, key: str) -> list[dict[str, Any]] | None:
         return None
     with gc_paused():  # tens of thousands of new dicts: no collection needed while they are made
         records = orjson.loads(body)
-    if type(records) is not list or len(records) != header.get("questions") or not records:
+    if type(records) is not list or len(records) != header.get("questions"):
         return None
     return records if all(type(r) is dict for r in records) else None
 

@@ -149,3 +149,10 @@ def test_an_entry_made_under_other_rules_is_not_read(files, monkeypatch, tmp_pat
     edited.write_bytes(Path(benchmark.__file__).read_bytes() + b"\n# a rule changed\n")
     monkeypatch.setattr(benchmark, "__file__", str(edited))
     assert entry_path(*files)[1] != found[1]
+
+
+def test_an_empty_benchmark_is_kept_as_empty(tmp_path, monkeypatch):
+    path = _write(tmp_path / "b.jsonl", [], text="")
+    assert load_benchmark(path) == []
+    _no_checks(monkeypatch)
+    assert load_benchmark(path) == []
