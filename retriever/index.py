@@ -166,22 +166,26 @@ def build_index(
     kg = load_edgelist(kg_path)
     timings["load_csv"] = time.perf_counter() - start
 
-    start = time.perf_counter()
-    file_labels = load_labels(labels_path) if labels_path is not None else {}
-    labelled, ids = _benchmark_files(benchmark_dir)
-    harvested = harvest_labels(labelled, ids) if labelled is not None else {}
-    labels = combine_labels(file_labels, harvested)
-    entity_labels = [render(labels, e) for e in kg.entity_ids]
-    relation_labels = [render(labels, r) for r in kg.relation_ids]
-    timings["labels"] = time.perf_counter() - start
+    def timed(stage: str, make: Callable[..., Any], *args: Any) -> Any:
+        start = time.perf_counter()
+        made = make(*args)
+        timings[stage] = time.perf_counter() - start
+        return made
 
-    start = time.perf_counter()
-    incidence = Incidence.build(kg)
-    timings["incidence"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    bm25 = BM25.build(kg, entity_labels, relation_labels, k1=k1, b=b)
-    timings["bm25"] = time.perf_counter() - start
+    # the incidence is sorts of arrays, which numpy runs without the GIL: it is built on the side while
+    # the labels (Python objects) and the BM25 index are made
+    with ThreadPoolExecutor(1) as side:
+        incidence_made = side.submit(timed, "incidence", Incidence.build, kg)
+        start = time.perf_counter()
+        file_labels = load_labels(labels_path) if labels_path is not None else {}
+        labelled, ids = _benchmark_files(benchmark_dir)
+        harvested = harvest_labels(labelled, ids) if labelled is not None else {}
+        labels = combine_labels(file_labels, harvested)
+        entity_labels = [render(labels, e) for e in kg.entity_ids]
+        relation_labels = [render(labels, r) for r in kg.relation_ids]
+        timings["labels"] = time.perf_counter() - start
+        bm25 = timed("bm25", BM25.build, kg, entity_labels, relation_labels, k1, b)
+        incidence = incidence_made.result()
     return KGIndex(kg, labels, entity_labels, relation_labels, incidence, bm25, fingerprint_, False, timings)
 
 

@@ -8,9 +8,12 @@ within a row; a relation's place is its first row.
 
 The loader never builds per-row Python objects that outlive a chunk: the CSV is
 parsed by pandas' C engine in chunks, ids are interned with :func:`pandas.factorize`
-and a dictionary over the *distinct* ids only. A slow, line-by-line scan with the
-:mod:`csv` module runs only after the fast path has found something wrong, to
-report the exact 1-based physical line.
+and a dictionary over the *distinct* ids only. A large plain file is cut at line
+ends into parts parsed side by side in worker processes, each part numbering its
+ids in its own order of first appearance; the parts' numberings laid end to end
+give the file's load order (the same arrays for any number of parts). A slow,
+line-by-line scan with the :mod:`csv` module runs only after the fast path has
+found something wrong, to report the exact 1-based physical line.
 
 Decision (extra columns): columns other than ``ts``/``timestamp``, ``head``,
 ``tail`` and ``relation_type`` are allowed and ignored, but every row must still
@@ -33,10 +36,12 @@ A ``.gz`` file is decompressed on the fly (SPEC §1.5 names plus ``.gz``).
 from __future__ import annotations
 
 import csv
+import io
+import mmap
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import pairwise, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +51,7 @@ from retriever.strings import IdLookup
 from tempbench_core.errors import InputError
 from tempbench_core.jsonl import GZIP_ERRORS, gzip_problem, open_input, physical_lines, require_file
 from tempbench_core.schema import format_year
+from tempbench_core.workers import WorkerPool, cpu_count
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -64,6 +70,11 @@ _ANY_INT = re.compile(r"[ \t]*[+-]?[0-9]+[ \t]*")
 #: The range of a ``ts`` (what :data:`_INT` accepts), for the message of one outside it.
 TS_RANGE_TEXT = f"an integer year from {format_year(-(10**18 - 1))} to {format_year(10**18 - 1)} (18 digits)"
 _CHUNK_ROWS = 2_000_000
+#: A plain edge list is parsed in parts side by side, one per this many bytes (at most one per core, at most
+#: :data:`_MAX_PARTS`): a part's rows are parsed and its ids interned in a process of its own.
+_PART_BYTES = 32 * 2**20
+_MAX_PARTS = 8
+_SPAN_BUFFER = 2**20
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,7 +155,7 @@ class KG:
         return graph
 
 
-def load_edgelist(path: str | Path) -> KG:
+def load_edgelist(path: str | Path, parts: int | None = None) -> KG:
     """Read a TGB edge list (SPEC §1.1) into a :class:`KG`.
 
     Parameters
@@ -154,6 +165,10 @@ def load_edgelist(path: str | Path) -> KG:
         ``ts``; columns in any order; extra columns ignored), or any 4-column
         header, then read by position. UTF-8, optional BOM, LF or CRLF line
         endings, blank lines skipped; ``.gz`` decompressed. Rows need not be sorted.
+    parts:
+        Pieces of a plain ``.csv`` file parsed side by side in processes of
+        their own (default: one per 32 MiB, at most one per core); the result
+        is the same for any number.
 
     Returns
     -------
@@ -172,7 +187,7 @@ def load_edgelist(path: str | Path) -> KG:
     header = read_edgelist_header(path)
     names, columns = list(header.names), dict(header.columns)
     try:
-        arrays = _fast_load(path, names, columns)
+        arrays = _fast_load(path, names, columns, parts)
     except _Suspect as exc:
         _locate_error(path, names, columns)
         raise InputError(path, None, f"could not parse the edge list ({exc.__cause__ or exc})", "a TGB edge list") from exc
@@ -278,19 +293,121 @@ def _read_header(path: Path) -> tuple[list[str], dict[str, int]]:
     return names, columns
 
 
-def _fast_load(path: Path, names: list[str], columns: dict[str, int]) -> tuple[Any, ...]:
-    """Chunked C-engine parse; raises :class:`_Suspect` on anything irregular."""
+def _fast_load(path: Path, names: list[str], columns: dict[str, int], parts: int | None) -> tuple[Any, ...]:
+    """Chunked C-engine parse, in parts side by side; raises :class:`_Suspect` on anything irregular."""
+    spans = _spans(path, parts)
+    with WorkerPool((path, names, columns), len(spans) - 1, fork=len(spans) > 1) as pool:
+        later = [pool.submit(_parse_span, span) for span in spans[1:]]
+        results = [_parse_span((path, names, columns), spans[0]), *(future.result() for future in later)]
+    entity_of, entity_ids = _merged_ids([part[4] for part in results])
+    relation_of, relation_ids = _merged_ids([part[5] for part in results])
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+    return (
+        cat([of[part[0]] for of, part in zip(entity_of, results, strict=True)], np.int32),
+        cat([of[part[1]] for of, part in zip(entity_of, results, strict=True)], np.int32),
+        cat([of[part[2]] for of, part in zip(relation_of, results, strict=True)], np.int32),
+        cat([part[3] for part in results], np.int64),
+        entity_ids,
+        relation_ids,
+    )
+
+
+def _merged_ids(parts: list[list[str]]) -> tuple[list[np.ndarray], list[str]]:
+    """The ids of consecutive parts of a file, each numbered in its own first-appearance order, as one numbering.
+
+    Returns each part's table from its own number to the whole file's, and
+    the whole file's ids in load order: those of the first part, then the new
+    ones of each later part in its order (first appearance in the parts laid
+    end to end, which is first appearance in the file).
+    """
+    if len(parts) == 1:
+        return [np.arange(len(parts[0]), dtype=np.int64)], parts[0]
     import pandas as pd
 
+    laid = np.empty(sum(map(len, parts)), dtype=object)
+    laid[:] = [value for part in parts for value in part]
+    codes, uniques = pd.factorize(laid, sort=False)
+    bounds = np.cumsum([0, *map(len, parts)]).tolist()
+    return [codes[lo:hi].astype(np.int64) for lo, hi in pairwise(bounds)], uniques.tolist()
+
+
+def _spans(path: Path, parts: int | None) -> list[tuple[int, int | None]]:
+    """Byte ranges ``[start, stop)`` of the file, cut after a line feed, to parse side by side (``None``: the end).
+
+    Only a plain ``.csv`` file without any double quote is cut (a quoted field
+    may hold a line break; a compressed file cannot be read from the middle);
+    every line lies wholly in one range, and the parser reads each line alone,
+    so the ranges give the rows of the whole file. ``parts=None``: one range
+    per :data:`_PART_BYTES`, at most one per core.
+    """
+    size = path.stat().st_size
+    if parts is None:
+        parts = min(cpu_count(), _MAX_PARTS, size // _PART_BYTES)
+    if parts <= 1 or path.suffix.lower() != ".csv" or size == 0:
+        return [(0, None)]
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data.find(b'"') >= 0:
+            return [(0, None)]
+        cuts = [0]
+        for k in range(1, parts):
+            cut = data.find(b"\n", max(size * k // parts, cuts[-1])) + 1
+            if cut <= 0 or cut >= size:
+                break
+            if cut > cuts[-1]:
+                cuts.append(cut)
+    return [*pairwise(cuts), (cuts[-1], None)]
+
+
+class _Span(io.RawIOBase):
+    """Bytes ``[start, stop)`` of a file, read as a file of their own."""
+
+    def __init__(self, path: Path, start: int, stop: int | None) -> None:
+        super().__init__()
+        self._file = open(path, "rb")  # noqa: SIM115 - closed with this reader
+        self._file.seek(start)
+        self._left = None if stop is None else stop - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._left is not None:
+            view = view[: self._left]
+        got = self._file.readinto(view) or 0
+        if self._left is not None:
+            self._left -= got
+        return got
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def _parse_span(context: tuple[Path, list[str], dict[str, int]], span: tuple[int, int | None]) -> tuple[Any, ...]:
+    """The rows of one byte range: ids interned in the range's own first-appearance order.
+
+    Returns ``(head, tail, relation, year, entity_ids, relation_ids)``, the
+    codes indexing the range's own ``entity_ids`` / ``relation_ids``.
+    """
+    import pandas as pd
+
+    path, names, columns = context
+    start, stop = span
     entity_index: dict[str, int] = {}
     relation_index: dict[str, int] = {}
     year_of: dict[str, int] = {}
     heads, tails, rels, years = [], [], [], []
     synthetic = [f"c{i}" for i in range(len(names))]
+    # the whole file from its path (pandas decompresses a .gz); a later range has no header line
+    source: Any = path if (start, stop) == (0, None) else io.BufferedReader(_Span(path, start, stop), _SPAN_BUFFER)
     try:
         reader = pd.read_csv(
-            path,
-            header=0,
+            source,
+            header=0 if start == 0 else None,
             names=synthetic,
             dtype=object,
             na_filter=False,
@@ -302,6 +419,9 @@ def _fast_load(path: Path, names: list[str], columns: dict[str, int]) -> tuple[A
         )
         with reader:
             for chunk in reader:
+                if not isinstance(chunk.index, pd.RangeIndex):
+                    # more fields than names in the first row: pandas would take the extra ones as an index
+                    raise _Suspect("ragged rows")
                 n = len(chunk)
                 ts = chunk[synthetic[columns["ts"]]].to_numpy(dtype=object)
                 both = np.empty(2 * n, dtype=object)
@@ -312,27 +432,25 @@ def _fast_load(path: Path, names: list[str], columns: dict[str, int]) -> tuple[A
                 rel = chunk[synthetic[columns["relation_type"]]].to_numpy(dtype=object)
                 del chunk
                 ent_codes = _intern(both, entity_index)
-                heads.append(ent_codes[0::2].copy())
-                tails.append(ent_codes[1::2].copy())
+                heads.append(ent_codes[0::2].astype(np.int32))
+                tails.append(ent_codes[1::2].astype(np.int32))
                 del both, ent_codes
-                rels.append(_intern(rel, relation_index))
+                rels.append(_intern(rel, relation_index).astype(np.int32))
                 years.append(_years(ts, year_of))
     except _Suspect:
         raise
+    except pd.errors.EmptyDataError as exc:
+        if start == 0:
+            raise _Suspect(str(exc)) from exc
+        # a later range of blank lines only
     except (ValueError, UnicodeDecodeError, *GZIP_ERRORS) as exc:  # pandas ParserError is a ValueError
         raise _Suspect(str(exc)) from exc
 
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
-    return (
-        cat(heads, np.int32),
-        cat(tails, np.int32),
-        cat(rels, np.int32),
-        cat(years, np.int64),
-        list(entity_index),
-        list(relation_index),
-    )
+    return (cat(heads, np.int32), cat(tails, np.int32), cat(rels, np.int32), cat(years, np.int64),
+            list(entity_index), list(relation_index))
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -351,7 +469,7 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _intern(values: np.ndarray, index: dict[str, int]) -> np.ndarray:
-    """Global ids of ``values``; new ids get the next number in first-appearance order."""
+    """Ids of ``values`` in ``index``; new ids get the next number in first-appearance order."""
     codes, uniques = _factorize(values)
     distinct = uniques.tolist()
     lut = np.fromiter(map(index.get, distinct, repeat(-1)), dtype=np.int64, count=len(distinct))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import retriever.kg as kg_module
 from retriever.incidence import Incidence
 from retriever.kg import load_edgelist
 from tempbench_core.errors import InputError, MissingDataError
@@ -99,22 +101,28 @@ def test_numeric_looking_ids_stay_strings(tmp_path: Path) -> None:
         (f"{HEADER}\n" + "1990,Q1,Q2,P1\n" * 3 + "1990,Q1,\"Q2\nstill Q2\",P1\n1990,Q1,Q2\n", 7, "too few fields"),
         ("\ufeff" + f"{HEADER}\n1990,Q1,Q2,P1\n\n2000,Q1,Q2\n", 4, "too few fields"),
         (f"{HEADER}\n", None, "no data rows"),
+        # every row one field too many: pandas alone would read the first field as an index
+        (f"{HEADER}\nzz,1990,Q1,Q2,P1\nyy,1991,Q3,Q4,P2\n", 2, "too many fields"),
+        (f"{HEADER}\n" + "1990,Q1,Q2,P1\n" * 4 + "zz,1990,Q1,Q2,P1\nyy,1991,Q3,Q4,P2\n", 6, "too many fields"),
     ],
 )
-def test_malformed_input_names_file_and_line(tmp_path: Path, text: str, line: int | None, fragment: str) -> None:
+@pytest.mark.parametrize("parts", [1, 3])
+def test_malformed_input_names_file_and_line(tmp_path: Path, text: str, line: int | None, fragment: str,
+                                             parts: int) -> None:
     path = write(tmp_path, text)
     with pytest.raises(InputError) as info:
-        load_edgelist(path)
+        load_edgelist(path, parts=parts)
     assert info.value.path == str(path)
     assert info.value.line == line
     assert fragment in info.value.problem
     assert str(path) in str(info.value)
 
 
-def test_invalid_utf8_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("parts", [1, 2])
+def test_invalid_utf8_line(tmp_path: Path, parts: int) -> None:
     path = write(tmp_path, f"{HEADER}\n1990,Q1,Q2,P1\n1990,Q\xff,Q2,P1\n".encode("latin-1"))
     with pytest.raises(InputError) as info:
-        load_edgelist(path)
+        load_edgelist(path, parts=parts)
     assert info.value.line == 3
 
 
@@ -139,6 +147,51 @@ def test_matches_slow_reference(tmp_path: Path, rows, crlf: bool, bom: bool, bla
     expected_rows, ents, rels = slow_load(text)
     assert as_tuples(kg) == expected_rows
     assert kg.entity_ids == ents and kg.relation_ids == rels
+
+
+_MANY_IDS = st.sampled_from([f"Q{i}" for i in range(12)] + ["Q 1", " Q2", "é", "Q1\t"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.integers(-50, 3000), _MANY_IDS, _MANY_IDS, _MANY_IDS), min_size=1, max_size=60),
+       crlf=st.booleans(), bom=st.booleans(), blanks=st.integers(0, 3), extra=st.booleans(),
+       parts=st.integers(2, 6))
+def test_parts_parsed_side_by_side_read_as_one(tmp_path: Path, rows, crlf: bool, bom: bool, blanks: int,
+                                               extra: bool, parts: int) -> None:
+    """A file cut into parts parsed in processes of their own gives the rows, ids and order of one pass."""
+    eol = "\r\n" if crlf else "\n"
+    header = HEADER + (",note" if extra else "")
+    lines = [header] + [f"{ts},{h},{t},{r}" + (",x" if extra else "") for ts, h, t, r in rows]
+    if blanks:
+        lines = [x for i, line in enumerate(lines) for x in ([line] + [""] * (i % (blanks + 1)))]
+    text = ("\ufeff" if bom else "") + eol.join(lines) + eol + eol * blanks
+    path = write(tmp_path, text)
+    one, cut = load_edgelist(path, parts=1), load_edgelist(path, parts=parts)
+    for name in ("head", "tail", "relation", "year"):
+        assert np.array_equal(getattr(one, name), getattr(cut, name))
+        assert getattr(one, name).dtype == getattr(cut, name).dtype
+    assert (one.entity_ids, one.relation_ids) == (cut.entity_ids, cut.relation_ids)
+    expected_rows, ents, rels = slow_load(text)
+    assert as_tuples(cut) == expected_rows
+    assert cut.entity_ids == ents and cut.relation_ids == rels
+
+
+def test_a_file_with_quotes_or_compressed_is_read_in_one_part(tmp_path: Path) -> None:
+    quoted = write(tmp_path, f'{HEADER}\n1990,Q1,"Q2\nstill Q2",P1\n' + "1991,Q3,Q4,P1\n" * 50)
+    assert load_edgelist(quoted, parts=4).entity_ids == ["Q1", "Q2\nstill Q2", "Q3", "Q4"]
+    assert kg_module._spans(quoted, 4) == [(0, None)]
+    gz = tmp_path / "kg.csv.gz"
+    gz.write_bytes(gzip.compress((f"{HEADER}\n" + "1990,Q1,Q2,P1\n" * 3).encode()))
+    assert kg_module._spans(gz, 4) == [(0, None)]
+    assert load_edgelist(gz, parts=4).entity_ids == ["Q1", "Q2"]
+    trailing = write(tmp_path, f"{HEADER}\n1990,Q1,Q2,P1\n" + "\n" * 200, "blank.csv")
+    assert len(kg_module._spans(trailing, 4)) == 4  # the later parts hold blank lines only
+    assert load_edgelist(trailing, parts=4).entity_ids == ["Q1", "Q2"]
+    plain = write(tmp_path, f"{HEADER}\n" + "1990,Q1,Q2,P1\n" * 40)
+    spans = kg_module._spans(plain, 4)
+    assert len(spans) == 4 and spans[0][0] == 0 and spans[-1][1] is None
+    data = plain.read_bytes()
+    assert all(data[stop - 1:stop] == b"\n" for _, stop in spans[:-1])
 
 
 def test_networkx_view(tmp_path: Path) -> None:
