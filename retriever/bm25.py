@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from itertools import chain, pairwise
 from typing import TYPE_CHECKING, Any
@@ -139,19 +140,23 @@ class BM25:
             Rendered labels, index = interned id.
         """
         vocab: dict[str, int] = {}
-        e_bags = _label_bags(entity_labels, vocab)
-        r_bags = _label_bags(relation_labels, vocab)
+        # the triples are numbered by hashing and sorting arrays, which runs without the GIL: on a thread,
+        # beside the labels' tokenization (Python objects)
+        with ThreadPoolExecutor(1) as side:
+            groups = side.submit(_row_groups, kg)
+            e_bags = _label_bags(entity_labels, vocab)
+            r_bags = _label_bags(relation_labels, vocab)
+            doc_group, (gh, gr, gt) = groups.result()
         e_len, r_len = e_bags[3], r_bags[3]
         n_terms = len(vocab)
-        doc_group, (gh, gr, gt) = _row_groups(kg)
         n_groups = gh.shape[0]
-        g_owner, g_terms, g_tf = _group_entries((gh, e_bags), (gr, r_bags), (gt, e_bags), n_groups=n_groups,
-                                               n_terms=n_terms)
-        group_indptr = np.zeros(n_groups + 1, dtype=np.int64)
-        np.cumsum(np.bincount(g_owner, minlength=n_groups), out=group_indptr[1:])
+        group_indptr, g_terms, g_tf = _group_entries((gh, e_bags), (gr, r_bags), (gt, e_bags), n_groups=n_groups,
+                                                    n_terms=n_terms)
+        g_owner = np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(group_indptr))
         group_len = e_len[gh] + r_len[gr] + e_len[gt]
         multiplicity = np.bincount(doc_group, minlength=n_groups)
         df = np.bincount(g_terms, weights=multiplicity[g_owner], minlength=n_terms).astype(np.int64)
+        del g_owner
         vocab_list = list(vocab)
         if n_terms and not df.all():
             # Labels of ids that head no document (possible for a hand-built KG)
@@ -162,19 +167,16 @@ class BM25:
             df = df[keep]
             vocab_list = [term for term, kept in zip(vocab_list, keep.tolist(), strict=True) if kept]
             n_terms = len(vocab_list)
-        # Postings: stable sort by term keeps groups ascending within a term.
-        by_term = np.argsort(g_terms, kind="stable")
-        post_indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(g_terms, minlength=n_terms), out=post_indptr[1:])
+        post_indptr, post_groups, post_tf = _transposed(group_indptr, g_terms, g_tf, n_terms)
         arrays = {
             "doc_group": doc_group,
             "group_len": group_len.astype(np.int64),
             "group_indptr": group_indptr,
-            "group_terms": g_terms.astype(np.int32),
-            "group_tf": g_tf.astype(np.int32),
+            "group_terms": g_terms.astype(np.int32, copy=False),
+            "group_tf": g_tf.astype(np.int32, copy=False),
             "post_indptr": post_indptr,
-            "post_groups": g_owner[by_term].astype(np.int64),
-            "post_tf": g_tf[by_term].astype(np.int32),
+            "post_groups": post_groups,
+            "post_tf": post_tf,
             "df": df,
         }
         total_tokens = int(np.dot(multiplicity.astype(np.int64), group_len.astype(np.int64)))
@@ -460,37 +462,46 @@ _Bags = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # :func:`_label_b
 
 def _group_entries(*labels: tuple[np.ndarray, _Bags], n_groups: int, n_terms: int
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(group, term, tf)`` entries of the groups' bags of words, sorted by group then term.
+    """The groups' bags of words in CSR form: ``(indptr, term, tf)``, each group's terms ascending.
 
     ``labels``: per part of the triple, each group's id and the bags of that
     id space. A term in two of the three labels becomes one entry, its
-    counts summed.
+    counts summed: each group's entries are its parts' bags one after the
+    other, and the group x term matrix they make, with repeated entries, is
+    put in its canonical form by SciPy (``sum_duplicates``: each group's
+    terms sorted, the repeats added).
     """
-    owner_parts, term_parts, tf_parts = [], [], []
-    for ids, (ptr, terms, tfs, _) in labels:
-        lengths = ptr[ids + 1] - ptr[ids]
-        index = _ranges(ptr[ids], lengths)
-        owner_parts.append(np.repeat(np.arange(n_groups, dtype=np.int64), lengths))
-        term_parts.append(terms[index])
-        tf_parts.append(tfs[index])
-    owner = np.concatenate(owner_parts)
-    del owner_parts
-    terms = np.concatenate(term_parts)
-    del term_parts
-    tf = np.concatenate(tf_parts)
-    del tf_parts
-    entry_key = owner * max(n_terms, 1) + terms
-    del owner, terms
-    order = np.argsort(entry_key, kind="stable")
-    entry_key = entry_key[order]
-    tf = tf[order]
-    del order
-    starts = np.flatnonzero(np.r_[True, entry_key[1:] != entry_key[:-1]]) if entry_key.size else np.zeros(0, np.int64)
-    uniq = entry_key[starts]
-    del entry_key
-    g_tf = np.add.reduceat(tf, starts) if starts.size else tf
-    del tf, starts
-    return uniq // max(n_terms, 1), uniq % max(n_terms, 1), g_tf
+    from scipy.sparse import csr_matrix
+
+    # every part's bags in one store; each group's parts side by side (group-major)
+    sizes = [int(terms.shape[0]) for _, (_, terms, _, _) in labels]
+    offsets = np.cumsum([0, *sizes[:-1]])
+    starts = np.stack([ptr[ids] + offset for (ids, (ptr, _, _, _)), offset in zip(labels, offsets, strict=True)],
+                      axis=1).reshape(-1)
+    lengths = np.stack([ptr[ids + 1] - ptr[ids] for ids, (ptr, _, _, _) in labels], axis=1)
+    indptr = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(lengths.sum(axis=1), out=indptr[1:])
+    index = _ranges(starts, lengths.reshape(-1))
+    del starts, lengths
+    terms = np.concatenate([terms for _, (_, terms, _, _) in labels]).astype(np.int32)[index]
+    tfs = np.concatenate([tfs for _, (_, _, tfs, _) in labels]).astype(np.int32)[index]
+    del index
+    bags = csr_matrix((tfs, terms, indptr), shape=(n_groups, n_terms))
+    bags.sum_duplicates()
+    return bags.indptr.astype(np.int64), bags.indices, bags.data
+
+
+def _transposed(indptr: np.ndarray, terms: np.ndarray, tfs: np.ndarray, n_terms: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The postings of the groups' bags ``(indptr, terms, tfs)``: ``(post_indptr, groups, tf)``, groups ascending.
+
+    The transpose of the group x term matrix (SciPy's ``tocsc``: a counting
+    sort by term that keeps the groups in order).
+    """
+    from scipy.sparse import csr_matrix
+
+    postings = csr_matrix((tfs, terms, indptr), shape=(indptr.shape[0] - 1, n_terms)).tocsc()
+    return (postings.indptr.astype(np.int64), postings.indices.astype(np.int64), postings.data.astype(np.int32))
 
 
 def _label_bags(labels: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
