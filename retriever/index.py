@@ -35,7 +35,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -302,41 +302,46 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
     entry.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name[:16]}.{os.getpid()}.", dir=entry.parent))
     try:
-        arrays: dict[str, np.ndarray] = {}
-        for name in _KG_ARRAYS:
-            arrays[f"kg__{name}"] = getattr(index.kg, name)
-        for name in _INC_ARRAYS:
-            arrays[f"incidence__{name}"] = getattr(index.incidence, name)
-        for name, value in index.bm25.to_arrays().items():
-            arrays[f"bm25__{name}"] = value
-        for part, table in _string_tables(index).items():
-            for name, value in table.arrays().items():
-                arrays[f"{part}__{name}"] = value
-        for part, lookup in (("entity_lookup", index.kg.entity_index), ("relation_lookup", index.kg.relation_index)):
-            stored = lookup.arrays() if isinstance(lookup, IdLookup) else None
-            for name, value in (stored or {}).items():
-                arrays[f"{part}__{name}"] = value
         (tmp / _ARRAY_DIR).mkdir()
-        files = []
-        for name, value in arrays.items():
-            rel = f"{_ARRAY_DIR}/{name}.npy"
-            np.save(tmp / rel, np.ascontiguousarray(value), allow_pickle=False)
-            files.append(rel)
+        # numpy writes and hashlib hashes without the GIL: two threads write and hash the arrays while this one
+        # makes the string tables
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            saved: dict[str, Future[str]] = {}
+
+            def save(name: str, value: np.ndarray) -> None:
+                saved[name] = pool.submit(_save_array, tmp / _ARRAY_DIR / f"{name}.npy", value)
+
+            for name in _KG_ARRAYS:
+                save(f"kg__{name}", getattr(index.kg, name))
+            for name in _INC_ARRAYS:
+                save(f"incidence__{name}", getattr(index.incidence, name))
+            for name, value in index.bm25.to_arrays().items():
+                save(f"bm25__{name}", value)
+            for part, table in _string_tables(index).items():
+                for name, value in table.arrays().items():
+                    save(f"{part}__{name}", value)
+            for part, lookup in (("entity_lookup", index.kg.entity_index), ("relation_lookup", index.kg.relation_index)):
+                stored = lookup.arrays() if isinstance(lookup, IdLookup) else None
+                for name, value in (stored or {}).items():
+                    save(f"{part}__{name}", value)
+            digests = {f"{_ARRAY_DIR}/{name}.npy": future.result() for name, future in saved.items()}
+        arrays = list(saved)
         meta = {
             "format": FORMAT_VERSION,
             "fingerprint": index.fingerprint,
             "source": index.kg.source,
-            "arrays": list(arrays),
+            "arrays": arrays,
             "incidence": {"min_year": index.incidence.min_year, "span": index.incidence.span},
             "bm25": index.bm25.metadata(),
             "build_timings": index.timings,
         }
         (tmp / "meta.json").write_text(dumps_compact(meta), encoding="utf-8")
-        files.append("meta.json")
+        digests["meta.json"] = _sha256(tmp / "meta.json")
+        files = list(digests)
         manifest = {
             "format": FORMAT_VERSION,
             "fingerprint": index.fingerprint,
-            "sha256": dict(zip(files, _digests([tmp / f for f in files]), strict=True)),
+            "sha256": digests,
             # the files' times as the renamed entry will have them (a rename keeps them)
             "stat": {f: _stat(tmp / f) for f in files},
         }
@@ -351,6 +356,12 @@ def _write_entry(entry: Path, index: KGIndex) -> None:
 
 
 _ARRAY_DIR = "arrays"
+
+
+def _save_array(path: Path, value: np.ndarray) -> str:
+    """Write ``value`` as ``.npy`` (no pickles) and return the file's sha256."""
+    np.save(path, np.ascontiguousarray(value), allow_pickle=False)
+    return _sha256(path)
 
 
 def _sha256(path: Path) -> str:
