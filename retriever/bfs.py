@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retriever.config import DEFAULTS
-from retriever.selection import CapRule, Frontier, PoolSoFar, segment_starts, select_hop
+from retriever.selection import CapRule, Endpoints, Frontier, PoolSoFar, segment_starts, select_hop
 from retriever.selection import count_eligible as count_eligible_rows
 from tempbench_core.arrays import (
     first_occurrences,
@@ -179,6 +179,7 @@ class BFS:
         self.head = np.asarray(kg.head, dtype=np.int64)
         self.tail = np.asarray(kg.tail, dtype=np.int64)
         self.n_entities = int(kg.n_entities)
+        self._endpoints = Endpoints(self.head, self.tail, len(self.head), self.n_entities)
         self.incidence = incidence
         self.hops = int(hops)
         self.caps = tuple(int(c) for c in caps)
@@ -330,8 +331,7 @@ class BFS:
                     wanted &= taken >= self.caps[h]  # under the cap the hop took every eligible row
                 if wanted.any():
                     counted = count_eligible_rows(self._layout(self.temporal_filter, ends=True), frontier, pool,
-                                                  wanted, n_q, n_rows, n_entities,
-                                                  (self.head, self.tail), self._scratch.get())
+                                                  wanted, n_q, self._endpoints, self._scratch.get())
                     eligible[wanted, h] = counted[wanted]
             if h == self.hops - 1:
                 break  # the last hop's seen rows and frontier are never read

@@ -144,14 +144,23 @@ def select_hop(values: np.ndarray, frontier: Frontier, cap: int, pool: PoolSoFar
     return np.divmod(keys, n_rows)
 
 
+@dataclass(frozen=True)
+class Endpoints:
+    """Each KG row's ``head`` and ``tail`` entity, and the numbers of rows and entities (the packing radixes)."""
+
+    head: np.ndarray
+    tail: np.ndarray
+    n_rows: int
+    n_entities: int
+
+
 def count_eligible(ends: np.ndarray, frontier: Frontier, pool: PoolSoFar, wanted: np.ndarray, n_q: int,
-                   n_rows: int, n_entities: int, ends_of: tuple[np.ndarray, np.ndarray],
-                   marks: np.ndarray) -> np.ndarray:
+                   kg: Endpoints, marks: np.ndarray) -> np.ndarray:
     """Per question (``wanted`` ones only; 0 elsewhere): distinct rows incident to its frontier, eligible, unseen.
 
     ``ends``: the other endpoint of each position of the slices' layout;
-    ``ends_of``: the KG's ``(head, tail)``; ``marks``: an all-``False``
-    entity mask to borrow (left all ``False``).
+    ``kg``: the rows' endpoints; ``marks``: an all-``False`` entity mask to
+    borrow (left all ``False``).
 
     A row incident to two frontier nodes of a question is listed under both
     (a self-loop once), so the distinct rows are the listed ones minus the
@@ -161,6 +170,7 @@ def count_eligible(ends: np.ndarray, frontier: Frontier, pool: PoolSoFar, wanted
     hub once, as a neighbour equal to the hub. A seen row incident to the
     frontier passed the same filter, so it is among the listed rows.
     """
+    n_rows, n_entities = kg.n_rows, kg.n_entities
     keep = wanted[frontier.q]
     f = frontier.subset(keep)
     lengths = f.stops - f.starts
@@ -197,7 +207,6 @@ def count_eligible(ends: np.ndarray, frontier: Frontier, pool: PoolSoFar, wanted
         sq, row = np.divmod(pool.seen, n_rows)
         mine = wanted[sq]
         sq, row = sq[mine], row[mine]
-        head, tail = ends_of
-        at_frontier = in_sorted(sq * n_entities + head[row], nodes) | in_sorted(sq * n_entities + tail[row], nodes)
+        at_frontier = in_sorted(sq * n_entities + kg.head[row], nodes) | in_sorted(sq * n_entities + kg.tail[row], nodes)
         touched = np.bincount(sq[at_frontier], minlength=n_q)
     return listed - joining - touched

@@ -282,9 +282,6 @@ def browser_part(
     if progress is not None:
         items = progress(items, len(positions), f"report.html {name}")
 
-    def text(value: Any) -> int | None:
-        return None if value is None else table(str(value))
-
     # every entry's evidence and ties, made into rows at the end, once the part's scores are rounded together
     columns: list[tuple[dict[str, Any], list[int], _ItemColumns, _ItemColumns]] = []
     stages: list[list[int] | None] = []
@@ -295,32 +292,14 @@ def browser_part(
             stages.append(None)
             continue
         ex = explainer.explain(q, record)
-        read = ex.read
         if j in wanted_rows:
             qrows.append([j, _question_row(q, ex, shared)])
-        anchor_idx, gold_idx = run_anchors(explainer, ex, q, record)
-        a = anchor_view(explainer, record, anchor_idx, gold_idx, read.gold)
-        p = pool_view(explainer, q, anchor_idx, read.tq)
-        # strings numbered in order of first use: the anchor's four texts, then the evidence, then the ties
-        texts = [text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"])]
-        source = a["source"]
-        # a source other than a string is written as the whole blob's writer would (orjson cannot write all)
-        anchor = [source if type(source) is str else orjson.Fragment(dumps_strict_bytes(source)),
-                  *[None if i is None else _HOLE for i in texts], a["hit"], a["in_kg"]]
-        evidence, ties = evidence_sources(ex, q, record, shared)
-        codes = [_STAGE_CODE[h.stage] for h in ex.hops]
-        entry: dict[str, Any] = {
-            "st": codes,
-            "a": anchor,
-            "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
-            "pr": [p["pool_rows"], p["candidates"]],
-        }
-        columns.append((entry, [i for i in texts if i is not None], _item_columns(evidence, table),
-                        _item_columns(ties, table)))
-        entries.append(entry)
-        stages.append(codes)
+        made = _entry(explainer, ex, q, record, shared, table)
+        columns.append(made[:4])
+        entries.append(made[0])
+        stages.append(made[0]["st"])
         if settings is None:
-            settings = {"rule": a["rule"], "k": explainer.config.k}
+            settings = made[4]
     shown = iter(_shown_scores([score for _, _, ev, ti in columns for made in (ev, ti) for score in made.scores]))
     # the string numbers in the order the text holds them: per entry the anchor's, the evidence's, the ties'
     holes: list[int] = []
@@ -334,6 +313,35 @@ def browser_part(
     return {"strings": list(islice(table, first, None)), "entries": dumps_fragment_bytes(entries)[1:-1],
             "holes": np.array(holes, dtype=np.int64), "stages": stages, "rows": qrows, "settings": settings,
             "table": None if strings is None else (strings.key, first)}
+
+
+def _entry(explainer: Explainer, ex: Any, q: Mapping[str, Any], record: Mapping[str, Any],
+           shared: dict[Any, Any] | None, table: _Strings
+           ) -> tuple[dict[str, Any], list[int], _ItemColumns, _ItemColumns, dict[str, Any]]:
+    """One question's entry of a part (its evidence and ties added later), the string numbers of its anchor's
+    texts, its evidence's and ties' columns, and the settings it was explained under."""
+
+    def text(value: Any) -> int | None:
+        return None if value is None else table(str(value))
+
+    anchor_idx, gold_idx = run_anchors(explainer, ex, q, record)
+    a = anchor_view(explainer, record, anchor_idx, gold_idx, ex.read.gold)
+    p = pool_view(explainer, q, anchor_idx, ex.read.tq)
+    # strings numbered in order of first use: the anchor's four texts, then the evidence, then the ties
+    texts = [text(a["id"]), text(a["label"]), text(a["gold_id"]), text(a["gold_label"])]
+    source = a["source"]
+    # a source other than a string is written as the whole blob's writer would (orjson cannot write all)
+    anchor = [source if type(source) is str else orjson.Fragment(dumps_strict_bytes(source)),
+              *[None if i is None else _HOLE for i in texts], a["hit"], a["in_kg"]]
+    evidence, ties = evidence_sources(ex, q, record, shared)
+    entry: dict[str, Any] = {
+        "st": [_STAGE_CODE[h.stage] for h in ex.hops],
+        "a": anchor,
+        "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
+        "pr": [p["pool_rows"], p["candidates"]],
+    }
+    return (entry, [i for i in texts if i is not None], _item_columns(evidence, table), _item_columns(ties, table),
+            {"rule": a["rule"], "k": explainer.config.k})
 
 
 def part_entries(part: Mapping[str, Any]) -> list[Any]:
