@@ -29,18 +29,17 @@ The pipeline (:func:`reproduce`), each stage data in and data out::
 Two pools of processes do the work (:class:`tempbench_core.workers.WorkerPool`):
 :data:`DRAWERS` draw the plots, one plot per task (forked first, they import
 matplotlib while the data loads, so its import cycles never reach this process; on
-two cores one after the other, :class:`OneAtATime`); ``workers`` processes, forked
+two cores one after the other, :class:`~tempbench_core.workers.OneAtATime`); ``workers`` processes, forked
 once the data is loaded, retrieve and score. With one worker everything runs
 in this process. Every output is byte-identical for any number of workers.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -74,7 +73,7 @@ from tempbench_core.outputs import DEFAULT_OUT
 from tempbench_core.provenance import Provenance, make_provenance
 from tempbench_core.runfile import run_records
 from tempbench_core.schema import DEFAULT_SPLIT
-from tempbench_core.workers import WorkerPool, can_fork, cpu_count
+from tempbench_core.workers import OneAtATime, WorkerPool, can_fork, cpu_count
 
 #: Drawing processes (when there are several workers): the attribution's plot and the score plots are
 #: drawn side by side once the runs are scored, the last thing the job waits for.
@@ -158,23 +157,6 @@ def reproduce(
 
 def _started(_: Any) -> None:
     """A task that does nothing: submitting it starts the drawing processes."""
-
-
-class OneAtATime:
-    """``step()`` run by one forked process at a time (a lock they inherit), e.g. a worker pool's initializer.
-
-    Two processes each importing a large library while a third works beside
-    them on two cores slow the third down by a third; one after the other they
-    take only the core it leaves free.
-    """
-
-    def __init__(self, step: Callable[[], None]) -> None:
-        self.step = step
-        self.lock = multiprocessing.get_context("fork").Lock()
-
-    def __call__(self) -> None:
-        with self.lock:
-            self.step()
 
 
 def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cache_dir: str | Path | None,

@@ -173,13 +173,13 @@ def test_the_folder_of_the_shards_texts(tmp_path):
 
 
 def test_one_at_a_time_runs_the_step_in_one_process_at_a_time(tmp_path):
-    """The drawing processes' initializer (tempbench.reproduce.OneAtATime): forked processes run the step in turn,
+    """The drawing processes' initializer (tempbench_core.workers.OneAtATime): forked processes run the step in turn,
     never two at once, and each runs it."""
     import multiprocessing
     import os
     import time
 
-    from tempbench.reproduce import OneAtATime
+    from tempbench_core.workers import OneAtATime
 
     log = tmp_path / "log"
 
