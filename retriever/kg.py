@@ -403,7 +403,8 @@ def _parse_span(context: tuple[Path, list[str], dict[str, int]], span: tuple[int
     heads, tails, rels, years = [], [], [], []
     synthetic = [f"c{i}" for i in range(len(names))]
     # the whole file from its path (pandas decompresses a .gz); a later range has no header line
-    source: Any = path if (start, stop) == (0, None) else io.BufferedReader(_Span(path, start, stop), _SPAN_BUFFER)
+    whole = (start, stop) == (0, None)
+    source: Any = path if whole else io.BufferedReader(_Span(path, start, stop), _SPAN_BUFFER)
     try:
         reader = pd.read_csv(
             source,
@@ -445,6 +446,9 @@ def _parse_span(context: tuple[Path, list[str], dict[str, int]], span: tuple[int
         # a later range of blank lines only
     except (ValueError, UnicodeDecodeError, *GZIP_ERRORS) as exc:  # pandas ParserError is a ValueError
         raise _Suspect(str(exc)) from exc
+    finally:
+        if not whole:
+            source.close()  # pandas leaves a handle it did not open to its owner
 
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
