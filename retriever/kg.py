@@ -348,16 +348,19 @@ def _spans(path: Path, parts: int | None) -> list[tuple[int, int | None]]:
         parts = min(cpu_count(), _MAX_PARTS, size // _PART_BYTES)
     if parts <= 1 or path.suffix.lower() != ".csv" or size == 0:
         return [(0, None)]
-    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        if data.find(b'"') >= 0:
-            return [(0, None)]
-        cuts = [0]
-        for k in range(1, parts):
-            cut = data.find(b"\n", max(size * k // parts, cuts[-1])) + 1
-            if cut <= 0 or cut >= size:
-                break
-            if cut > cuts[-1]:
-                cuts.append(cut)
+    try:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data.find(b'"') >= 0:
+                return [(0, None)]
+            cuts = [0]
+            for k in range(1, parts):
+                cut = data.find(b"\n", max(size * k // parts, cuts[-1])) + 1
+                if cut <= 0 or cut >= size:
+                    break
+                if cut > cuts[-1]:
+                    cuts.append(cut)
+    except (OSError, ValueError):  # a file that cannot be mapped (a changed size, a file system without mmap)
+        return [(0, None)]
     return [*pairwise(cuts), (cuts[-1], None)]
 
 

@@ -194,6 +194,18 @@ def test_a_file_with_quotes_or_compressed_is_read_in_one_part(tmp_path: Path) ->
     assert all(data[stop - 1:stop] == b"\n" for _, stop in spans[:-1])
 
 
+def test_a_file_that_cannot_be_mapped_is_read_in_one_part(tmp_path: Path, monkeypatch) -> None:
+    plain = write(tmp_path, f"{HEADER}\n" + "1990,Q1,Q2,P1\n" * 40)
+
+    class Unmappable(kg_module.mmap.mmap):
+        def __new__(cls, *_args, **_kwargs):
+            raise OSError(19, "No such device")
+
+    monkeypatch.setattr(kg_module.mmap, "mmap", Unmappable)
+    assert kg_module._spans(plain, 4) == [(0, None)]
+    assert load_edgelist(plain, parts=4).n_rows == 40
+
+
 def test_networkx_view(tmp_path: Path) -> None:
     kg = load_edgelist(write(tmp_path, f"{HEADER}\n1990,Q1,Q2,P1\n1991,Q1,Q2,P1\n1992,Q2,Q2,P3\n"))
     graph = kg.to_networkx()
