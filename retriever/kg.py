@@ -299,20 +299,22 @@ def _fast_load(path: Path, names: list[str], columns: dict[str, int], parts: int
     with WorkerPool((path, names, columns), len(spans) - 1, fork=len(spans) > 1) as pool:
         later = [pool.submit(_parse_span, span) for span in spans[1:]]
         results = [_parse_span((path, names, columns), spans[0]), *(future.result() for future in later)]
+    if len(results) == 1:
+        return results[0]  # one part is the whole file, its numbering the file's
     entity_of, entity_ids = _merged_ids([part[4] for part in results])
     relation_of, relation_ids = _merged_ids([part[5] for part in results])
-
-    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
-
     return (
-        cat([of[part[0]] for of, part in zip(entity_of, results, strict=True)], np.int32),
-        cat([of[part[1]] for of, part in zip(entity_of, results, strict=True)], np.int32),
-        cat([of[part[2]] for of, part in zip(relation_of, results, strict=True)], np.int32),
-        cat([part[3] for part in results], np.int64),
+        _concat([of[part[0]] for of, part in zip(entity_of, results, strict=True)], np.int32),
+        _concat([of[part[1]] for of, part in zip(entity_of, results, strict=True)], np.int32),
+        _concat([of[part[2]] for of, part in zip(relation_of, results, strict=True)], np.int32),
+        _concat([part[3] for part in results], np.int64),
         entity_ids,
         relation_ids,
     )
+
+
+def _concat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def _merged_ids(parts: list[list[str]]) -> tuple[list[np.ndarray], list[str]]:
@@ -323,8 +325,6 @@ def _merged_ids(parts: list[list[str]]) -> tuple[list[np.ndarray], list[str]]:
     ones of each later part in its order (first appearance in the parts laid
     end to end, which is first appearance in the file).
     """
-    if len(parts) == 1:
-        return [np.arange(len(parts[0]), dtype=np.int64)], parts[0]
     import pandas as pd
 
     laid = np.empty(sum(map(len, parts)), dtype=object)
@@ -453,10 +453,7 @@ def _parse_span(context: tuple[Path, list[str], dict[str, int]], span: tuple[int
         if not whole:
             source.close()  # pandas leaves a handle it did not open to its owner
 
-    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
-
-    return (cat(heads, np.int32), cat(tails, np.int32), cat(rels, np.int32), cat(years, np.int64),
+    return (_concat(heads, np.int32), _concat(tails, np.int32), _concat(rels, np.int32), _concat(years, np.int64),
             list(entity_index), list(relation_index))
 
 
