@@ -28,6 +28,7 @@ configuration's entries as one :class:`RawJSON`, written as it is.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import eq
 from typing import Any, NamedTuple
@@ -236,6 +237,26 @@ def row_sources(chosen: Sequence[Mapping[str, Any]], names: Sequence[str],
     return out
 
 
+@dataclass(frozen=True)
+class PartSpan:
+    """The questions a :func:`browser_part` covers and what it shares with the other configurations' parts of them.
+
+    ``positions``: only these positions of the browser's questions (``None``:
+    all); the parts of consecutive spans, in order, merge into what one part
+    of them all gives. ``shared``: a cache of what does not depend on the
+    configuration, kept by the caller across configurations (the
+    replacements and what the evidence marks are decided on:
+    :func:`~eval.question_detail.evidence_sources`). ``strings``: a table
+    shared with the parts of these positions under other configurations, made
+    before this one; a part's ``strings`` are then only those new to it, and
+    its holes hold the shared table's numbers.
+    """
+
+    positions: range | None = None
+    shared: dict[Any, Any] | None = None
+    strings: SharedStrings | None = None
+
+
 def browser_part(
     chosen: Sequence[Mapping[str, Any]],
     name: str,
@@ -243,9 +264,7 @@ def browser_part(
     explainer: Explainer,
     rows_for: Sequence[int],
     progress: Callable[[Iterable[Any], int, str], Iterable[Any]] | None = None,
-    span: range | None = None,
-    shared: dict[Any, Any] | None = None,
-    strings: SharedStrings | None = None,
+    span: PartSpan | None = None,
 ) -> dict[str, Any]:
     """One configuration's share of the blob, with its own string table (see :func:`merge_parts`).
 
@@ -258,26 +277,22 @@ def browser_part(
     before this part).
 
     ``rows_for``: the positions in ``chosen`` whose question row this part
-    makes (:func:`row_sources`). ``span``: only these positions of ``chosen``
-    (default: all); the parts of consecutive spans, in order, merge into what
-    one part of them all gives. ``shared``: a cache of what does not depend on
-    the configuration, kept by the caller across configurations (the
-    replacements and what the evidence marks are decided on:
-    :func:`~eval.question_detail.evidence_sources`). ``strings``: a table
-    shared with the parts of this span under other configurations, made
-    before this one; the part's ``strings`` are then only those new to it, and
-    its holes hold the shared table's numbers.
+    makes (:func:`row_sources`). ``span``: the positions of ``chosen`` this
+    part covers and what it shares with the other configurations' parts of
+    them (:class:`PartSpan`; default: every position, nothing shared).
 
     It shows what :func:`~eval.question_detail.question_detail` gathers,
     made from the same views but only those the blob holds.
     """
+    span = span or PartSpan()
+    shared, strings = span.shared, span.strings
     table = _Strings() if strings is None else strings
     first = len(table)
     wanted_rows = set(rows_for)
     qrows: list[list[Any]] = []
     entries: list[Any] = []
     settings: dict[str, Any] | None = None
-    positions = range(len(chosen)) if span is None else span
+    positions = range(len(chosen)) if span.positions is None else span.positions
     items: Iterable[tuple[int, Mapping[str, Any]]] = ((j, chosen[j]) for j in positions)
     if progress is not None:
         items = progress(items, len(positions), f"report.html {name}")
@@ -295,11 +310,11 @@ def browser_part(
         if j in wanted_rows:
             qrows.append([j, _question_row(q, ex, shared)])
         made = _entry(explainer, ex, q, record, shared, table)
-        columns.append(made[:4])
-        entries.append(made[0])
-        stages.append(made[0]["st"])
+        columns.append((made.entry, made.texts, made.evidence, made.ties))
+        entries.append(made.entry)
+        stages.append(made.entry["st"])
         if settings is None:
-            settings = made[4]
+            settings = made.settings
     shown = iter(_shown_scores([score for _, _, ev, ti in columns for made in (ev, ti) for score in made.scores]))
     # the string numbers in the order the text holds them: per entry the anchor's, the evidence's, the ties'
     holes: list[int] = []
@@ -315,11 +330,20 @@ def browser_part(
             "table": None if strings is None else (strings.key, first)}
 
 
-def _entry(explainer: Explainer, ex: Any, q: Mapping[str, Any], record: Mapping[str, Any],
-           shared: dict[Any, Any] | None, table: _Strings
-           ) -> tuple[dict[str, Any], list[int], _ItemColumns, _ItemColumns, dict[str, Any]]:
+class _Entry(NamedTuple):
     """One question's entry of a part (its evidence and ties added later), the string numbers of its anchor's
     texts, its evidence's and ties' columns, and the settings it was explained under."""
+
+    entry: dict[str, Any]
+    texts: list[int]
+    evidence: _ItemColumns
+    ties: _ItemColumns
+    settings: dict[str, Any]
+
+
+def _entry(explainer: Explainer, ex: Any, q: Mapping[str, Any], record: Mapping[str, Any],
+           shared: dict[Any, Any] | None, table: _Strings) -> _Entry:
+    """The :class:`_Entry` of question ``q`` explained as ``ex``, its strings numbered in ``table``."""
 
     def text(value: Any) -> int | None:
         return None if value is None else table(str(value))
@@ -340,8 +364,8 @@ def _entry(explainer: Explainer, ex: Any, q: Mapping[str, Any], record: Mapping[
         "p": [[p["caps"][h], p["eligible"][h], p["rows"][h], 1 if p["cap_hit"][h] else 0] for h in range(p["hops"])],
         "pr": [p["pool_rows"], p["candidates"]],
     }
-    return (entry, [i for i in texts if i is not None], _item_columns(evidence, table), _item_columns(ties, table),
-            {"rule": a["rule"], "k": explainer.config.k})
+    return _Entry(entry, [i for i in texts if i is not None], _item_columns(evidence, table),
+                  _item_columns(ties, table), {"rule": a["rule"], "k": explainer.config.k})
 
 
 def part_entries(part: Mapping[str, Any]) -> list[Any]:

@@ -19,7 +19,7 @@ from eval.audit.run import audit_document, run_audit
 from eval.evidence import TablePart, table_of, table_part
 from eval.key_space_effect import PartSpaces, part_other_space, parts_suffice
 from eval.per_question import slice_intervals
-from eval.report.browser import SharedStrings, browser_part
+from eval.report.browser import PartSpan, SharedStrings, browser_part
 from eval.report.plots import SCORE_PLOTS, write_plots
 from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import retrieve_shard
@@ -107,8 +107,8 @@ def _run_configuration_shard(inputs: JobInputs, name: str, lo: int, hi: int, ret
     questions = inputs.chosen[lo:hi]
     explainer.prepare(list(zip(questions, shard.records, strict=True)))
     run = {record["id"]: record for record in shard.records}
-    part = browser_part(inputs.chosen, name, run, explainer, inputs.rows_from[name], span=range(lo, hi),
-                        shared=inputs.shared, strings=strings)
+    part = browser_part(inputs.chosen, name, run, explainer, inputs.rows_from[name],
+                        span=PartSpan(range(lo, hi), inputs.shared, strings))
     reads = [explainer.explain(q, record).read for q, record in zip(questions, shard.records, strict=True)]
     table = table_of(questions, reads, "auto", [record.get("evidence") for record in shard.records], inputs.shared)
     if in_worker:

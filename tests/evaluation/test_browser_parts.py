@@ -17,6 +17,7 @@ import pytest
 from eval.explain import Explainer
 from eval.report.browser import (
     BrowserBlob,
+    PartSpan,
     SharedStrings,
     browser_json,
     browser_part,
@@ -96,7 +97,7 @@ def _spans(parts, small_index, size: int, share_strings: bool) -> tuple[dict[str
         strings = SharedStrings(("span", lo)) if share_strings else None
         for n in names:
             spans[n].append(browser_part(chosen, n, runs[n], explainers[n], rows_from[n],
-                                         span=range(lo, min(lo + size, len(chosen))), shared=shared, strings=strings))
+                                         span=PartSpan(range(lo, min(lo + size, len(chosen))), shared, strings)))
         tables.append(0 if strings is None else len(strings))
     return spans, tables
 
