@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from tempbench_core.atomic import atomic_open
-from tempbench_core.digest import sha256_file
+from tempbench_core.digest import sha256_file, sha256_json
 from tempbench_core.errors import OutputError
 from tempbench_core.jsonl import dumps_strict_bytes
 from tempbench_core.layout import cache_home
@@ -57,8 +57,7 @@ def entry_path(path: Path, ids_path: Path | None) -> tuple[Path, str] | None:
         rules = [sha256_file(Path(sys.modules[name].__file__ or "")) for name in _RULES]
     except (OSError, KeyError):
         return None
-    spec = "|".join((str(FORMAT), __version__, *digests, *rules))
-    key = hashlib.sha256(spec.encode("ascii")).hexdigest()
+    key = sha256_json([FORMAT, __version__, *digests, *rules])
     return cache_home() / "benchmarks" / f"{key}.json", key
 
 
