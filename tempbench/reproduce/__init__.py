@@ -151,95 +151,138 @@ def reproduce(
             drawer.submit(_started)  # forks them now, while this process is small
         stack.enter_context(gc_paused())
         provenance = make_provenance(data) if provenance is None else provenance
-        return _reproduce(data, Path(out), split, workers, n_boot, cache_dir, description or {}, provenance, drawer,
-                          stack)
+        t_start = time.perf_counter()
+        inputs = load_inputs(data, split, Path(out), n_boot, cache_dir, provenance)
+        timings = {"load": time.perf_counter() - t_start}
+        return _reproduce(inputs, workers, description or {}, _Pools.start(inputs, workers, drawer, stack), timings)
 
 
 def _started(_: Any) -> None:
     """A task that does nothing: submitting it starts the drawing processes."""
 
 
-def _reproduce(data: Any, out: Path, split: str, workers: int, n_boot: int, cache_dir: str | Path | None,
-               description: dict[str, Any], provenance: Provenance, drawer: WorkerPool[None],
-               stack: ExitStack) -> Reproduction:
-    timings: dict[str, float] = {}
-    t_start = time.perf_counter()
-    inputs = load_inputs(data, split, out, n_boot, cache_dir, provenance)
-    timings["load"] = time.perf_counter() - t_start
-    # entered before the pool, so removed after its workers have stopped (also on a failure or Ctrl-C)
-    texts = stack.enter_context(text_folder(out))
-    pool = stack.enter_context(WorkerPool(inputs, workers))
-    # a thread of this process finishes each run (its attribution, its browser rows) while the next goes on
-    finisher = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tempbench-finish"))
-    blob = BrowserBlob(inputs.chosen, inputs.names)
-    scored: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]] = {}
-    finished: dict[str, Future[dict[str, Any]]] = {}
-    kept: dict[str, Any] = {}  # the runs' records, when everything runs in this process
-    early: dict[str, Future[Future[dict[str, Path]]]] = {}  # plots drawn while the other runs are still scored
+@dataclass
+class _Pools:
+    """Where the job's work runs: the retrieving and scoring processes, the drawing processes, and a thread
+    of this process that finishes each run (its attribution, its browser rows) while the next goes on."""
+
+    work: WorkerPool[JobInputs]
+    drawer: WorkerPool[None]
+    finisher: ThreadPoolExecutor
+    #: the private folder of the shards' run-file texts (:func:`text_folder`)
+    texts: Path
+
+    @classmethod
+    def start(cls, inputs: JobInputs, workers: int, drawer: WorkerPool[None], stack: ExitStack) -> _Pools:
+        """Fork the workers (with the data loaded) and start the thread; ``stack`` stops them all in every case."""
+        # entered before the pool, so removed after its workers have stopped (also on a failure or Ctrl-C)
+        texts = stack.enter_context(text_folder(inputs.out))
+        pool = stack.enter_context(WorkerPool(inputs, workers))
+        finisher = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tempbench-finish"))
+        return cls(pool, drawer, finisher, texts)
+
+
+@dataclass
+class _Runs:
+    """Every configuration's run retrieved and written, and what is under way from it."""
+
+    shards: dict[str, list[ShardResult]]
+    #: per run, its scores and intervals (tasks.score_run, in a worker)
+    scored: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]]
+    #: per run, the summary of its loss attribution (finish_attribution, on the finishing thread)
+    finished: dict[str, Future[dict[str, Any]]]
+    #: the browser's data, once every run's rows are in
+    browser: Future[bytes]
+    #: plots drawn while the other runs are still scored (draw_when_scored)
+    early: dict[str, Future[Future[dict[str, Path]]]]
+    #: the runs' records, when everything runs in this process
+    kept: dict[str, Any]
+
+
+def _reproduce(inputs: JobInputs, workers: int, description: dict[str, Any], pools: _Pools,
+               timings: dict[str, float]) -> Reproduction:
     t0 = time.perf_counter()
-    info(f"running {', '.join(inputs.names)} on the {split} split")
-    runs = run_configurations(inputs, pool, None if pool.in_process else texts)
-    parts = {name: [shard.table for shard in shards] for name, shards in runs.items()}
-    # a run scored from its shards' tables starts in the workers before its run file is written here
-    for name, shards in runs.items():
-        if scored_from_parts([None if shard.table is None else shard.spaces for shard in shards]):
-            scored[name] = pool.submit(score_run, name, parts[name])
-    write_runs(inputs, runs, workers)
-    shutil.rmtree(texts, ignore_errors=True)  # copied into the run files: not kept until the end
+    info(f"running {', '.join(inputs.names)} on the {inputs.split} split")
+    runs = retrieve_and_submit(inputs, pools, workers)
     timings["runs"] = time.perf_counter() - t0
-    for name, shards in runs.items():
-        if pool.in_process:
-            kept[name] = run_records(out / "runs" / f"{name}.jsonl",
-                                     [r for shard in shards for r in shard.records or ()])
-        if name not in scored:
-            scored[name] = pool.submit(score_run, name, parts[name], kept.get(name))
-        finished[name] = finisher.submit(finish_attribution, inputs, name, shards, blob)
-    # the browser's data once every run's rows are in, while the workers still score
-    browser = finisher.submit(lambda b: browser_json_bytes(b.finish()), blob)
-    # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
-    # holds up neither
-    for plot, needs in PARTIAL_PLOTS.items():
-        if not drawer.in_process and all(n in scored for n in needs):
-            early[plot] = finisher.submit(draw_when_scored, drawer, out, plot, {n: scored[n] for n in needs})
 
     t0 = time.perf_counter()
-    attribution = {name: finished[name].result() for name in inputs.names}
-    attribution_plot = drawer.submit(draw_attribution, out, attribution)
-    results = {name: scored[name].result() for name in inputs.names}
+    attribution = {name: runs.finished[name].result() for name in inputs.names}
+    attribution_plot = pools.drawer.submit(draw_attribution, inputs.out, attribution)
+    results = {name: runs.scored[name].result() for name in inputs.names}
     scores = {name: results[name][0] for name in inputs.names}
     intervals = {name: results[name][1] for name in inputs.names}
-    submitted = {plot: drawer.submit(draw_scores, out, scores, intervals, (plot,))
-                 for plot in SCORE_PLOTS_LONGEST_FIRST if plot not in early}
+    submitted = {plot: pools.drawer.submit(draw_scores, inputs.out, scores, intervals, (plot,))
+                 for plot in SCORE_PLOTS_LONGEST_FIRST if plot not in runs.early}
     score_plots = [submitted[plot] for plot in SCORE_PLOTS if plot in submitted]  # the report's order
-    anchors = {name: {qid: a for shard in runs[name] for qid, a in zip(shard.stats["ids"], shard.anchors, strict=True)}
-               for name in inputs.names}
-    audited = pool.submit(audit, scores, kept, anchors)
+    anchors = {name: {qid: a for shard in runs.shards[name]
+                      for qid, a in zip(shard.stats["ids"], shard.anchors, strict=True)} for name in inputs.names}
+    audited = pools.work.submit(audit, scores, runs.kept, anchors)
     timings["runs finished"] = time.perf_counter() - t0
-    blob_json = browser.result()
-    del blob, browser
+    blob_json = runs.browser.result()
     audit_rows = audited.result()
-    pool.close()  # the workers' last task is done: they exit (and free their memory) while the report is written
+    pools.work.close()  # the workers' last task is done: they exit (and free their memory) while the report is written
     diffs: dict[str, dict[str, Any]] = {}
     repro = None
-    if data.baselines is not None:
+    if inputs.data.baselines is not None:
         t0 = time.perf_counter()
-        runs = runs_on_disk(out / "runs", inputs.names, kept)
-        diffs = diff_baselines(Path(data.baselines), runs, inputs.questions, inputs.flags, out)
-        # SPEC §8: the published per-question runs of the four configurations against ours
-        repro = reproducibility_report(Path(data.baselines), {n: out / "runs" / f"{n}.jsonl" for n in inputs.names},
-                                       inputs.questions, out, split, workers, provenance.to_json())
+        diffs, repro = against_baselines(inputs, runs.kept, workers)
         timings["diff and reproducibility"] = time.perf_counter() - t0
     plots = attribution_plot.result()
     for drawing in score_plots:
         plots.update(drawing.result())
-    for drawn in early.values():
+    for drawn in runs.early.values():
         plots.update(drawn.result().result())
     t0 = time.perf_counter()
-    report = write_report(out, ReportInputs(scores, audit_rows, diffs, description, attribution, plots, repro,
-                                            provenance.to_json()))
-    write_html(out, report.read_text(encoding="utf-8"), None, data_json=blob_json)
+    report = write_report(inputs.out, ReportInputs(scores, audit_rows, diffs, description, attribution, plots, repro,
+                                                   inputs.provenance.to_json()))
+    write_html(inputs.out, report.read_text(encoding="utf-8"), None, data_json=blob_json)
     timings["report"] = time.perf_counter() - t0
-    return Reproduction(out, scores, audit_rows, diffs, timings)
+    return Reproduction(inputs.out, scores, audit_rows, diffs, timings)
+
+
+def retrieve_and_submit(inputs: JobInputs, pools: _Pools, workers: int) -> _Runs:
+    """Retrieve every run, write its files, and set its scoring, attribution, browser rows and early plots going."""
+    runs = run_configurations(inputs, pools.work, None if pools.work.in_process else pools.texts)
+    parts = {name: [shard.table for shard in shards] for name, shards in runs.items()}
+    scored: dict[str, Future[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    # a run scored from its shards' tables starts in the workers before its run file is written here
+    for name, shards in runs.items():
+        if scored_from_parts([None if shard.table is None else shard.spaces for shard in shards]):
+            scored[name] = pools.work.submit(score_run, name, parts[name])
+    write_runs(inputs, runs, workers)
+    shutil.rmtree(pools.texts, ignore_errors=True)  # copied into the run files: not kept until the end
+    blob = BrowserBlob(inputs.chosen, inputs.names)
+    kept: dict[str, Any] = {}
+    finished = {}
+    for name, shards in runs.items():
+        if pools.work.in_process:
+            kept[name] = run_records(inputs.out / "runs" / f"{name}.jsonl",
+                                     [r for shard in shards for r in shard.records or ()])
+        if name not in scored:
+            scored[name] = pools.work.submit(score_run, name, parts[name], kept.get(name))
+        finished[name] = pools.finisher.submit(finish_attribution, inputs, name, shards, blob)
+    # the browser's data once every run's rows are in, while the workers still score
+    browser = pools.finisher.submit(lambda b: browser_json_bytes(b.finish()), blob)
+    del blob  # the finishing thread's from now on: freed once the browser's data is made
+    # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
+    # holds up neither
+    early = {plot: pools.finisher.submit(draw_when_scored, pools.drawer, inputs.out, plot, {n: scored[n] for n in needs})
+             for plot, needs in PARTIAL_PLOTS.items()
+             if not pools.drawer.in_process and all(n in scored for n in needs)}
+    return _Runs(runs, scored, finished, browser, early, kept)
+
+
+def against_baselines(inputs: JobInputs, kept: dict[str, Any], workers: int
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """The diffs against ``DATA/baselines/`` (SPEC §6.3) and SPEC §8's measures of its per-question runs."""
+    runs = runs_on_disk(inputs.out / "runs", inputs.names, kept)
+    diffs = diff_baselines(Path(inputs.data.baselines), runs, inputs.questions, inputs.flags, inputs.out)
+    # SPEC §8: the published per-question runs of the four configurations against ours
+    repro = reproducibility_report(Path(inputs.data.baselines),
+                                   {n: inputs.out / "runs" / f"{n}.jsonl" for n in inputs.names},
+                                   inputs.questions, inputs.out, inputs.split, workers, inputs.provenance.to_json())
+    return diffs, repro
 
 
 def run_configurations(inputs: JobInputs, pool: WorkerPool[JobInputs],
