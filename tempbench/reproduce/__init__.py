@@ -254,7 +254,7 @@ def retrieve_and_submit(inputs: JobInputs, pools: _Pools, workers: int) -> _Runs
     shutil.rmtree(pools.texts, ignore_errors=True)  # copied into the run files: not kept until the end
     blob = BrowserBlob(inputs.chosen, inputs.names)
     kept: dict[str, Any] = {}
-    finished = {}
+    finished: dict[str, Future[dict[str, Any]]] = {}
     for name, shards in runs.items():
         if pools.work.in_process:
             kept[name] = run_records(inputs.out / "runs" / f"{name}.jsonl",
@@ -264,7 +264,6 @@ def retrieve_and_submit(inputs: JobInputs, pools: _Pools, workers: int) -> _Runs
         finished[name] = pools.finisher.submit(finish_attribution, inputs, name, shards, blob)
     # the browser's data once every run's rows are in, while the workers still score
     browser = pools.finisher.submit(lambda b: browser_json_bytes(b.finish()), blob)
-    del blob  # the finishing thread's from now on: freed once the browser's data is made
     # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
     # holds up neither
     early = {plot: pools.finisher.submit(draw_when_scored, pools.drawer, inputs.out, plot, {n: scored[n] for n in needs})
