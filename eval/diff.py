@@ -28,10 +28,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from eval.evidence import resolve
 from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.metric_tables import MetricBaseline, flatten_scores, resolve_slice
 from eval.scoring import ScoreOptions, score_run
-from eval.trp_ccr import aggregate, coverage_by, score_question
+from eval.trp_ccr import aggregate, coverage_by
+from eval.trp_ccr import rows as question_rows
 from tempbench_core.errors import EvidenceError, TempbenchError
 from tempbench_core.runfile import RunRecords
 from tempbench_core.schema import format_span
@@ -320,11 +322,19 @@ def slice_values(values: Mapping[tuple[str, str], float]) -> dict[str, set[str]]
 
 
 def evidence_scores(questions_by_id: Mapping[str, Mapping[str, Any]], records: Mapping[Any, Mapping[str, Any]],
-                    qids: Sequence[str], key: str = DEFAULT_KEY) -> dict[tuple[str, str], float]:
-    """TRP/CCR/coverage overall and by slice (SPEC §3.1-§3.2) of ``qids``, flattened."""
+                    qids: Sequence[str], key: str = DEFAULT_KEY,
+                    shared: dict[Any, Any] | None = None) -> dict[tuple[str, str], float]:
+    """TRP/CCR/coverage overall and by slice (SPEC §3.1-§3.2) of ``qids``, flattened.
+
+    The questions are resolved as one table (:func:`eval.evidence.resolve`);
+    ``shared`` keeps what depends on the question alone for the next call on
+    the same question objects (the run, then its baseline).
+    """
     by_str = {str(qid): rec for qid, rec in records.items()}
-    rows = [score_question(questions_by_id[q], by_str[q].get("evidence") or [], key) for q in qids]
-    return flatten_scores({"trp_ccr": aggregate(rows), "coverage": coverage_by(rows)})
+    table = resolve([questions_by_id[q] for q in qids], [by_str[q].get("evidence") or [] for q in qids], key=key,
+                    shared=shared, light=True)
+    scored = question_rows(table)
+    return flatten_scores({"trp_ccr": aggregate(scored), "coverage": coverage_by(scored)})
 
 
 #: Metric values are shown with this many decimals; a delta that rounds to zero there is no difference to show.
@@ -414,11 +424,12 @@ def _compare_evidence(run: Mapping[Any, Mapping[str, Any]], baseline: RunRecords
             out["metrics_note"] = f"{len(unknown)} question id(s) not in the benchmark, e.g. {unknown[0]!r}: metric deltas skipped"
         else:
             try:
-                base_values = evidence_scores(by_id, baseline, common, key)
+                shared: dict[Any, Any] = {}
+                base_values = evidence_scores(by_id, baseline, common, key, shared)
             except EvidenceError as exc:
                 out["metrics_note"] = f"baseline items cannot be scored ({exc}): metric deltas skipped"
             else:
-                out["metrics"] = metric_deltas(evidence_scores(by_id, run, common, key), base_values)
+                out["metrics"] = metric_deltas(evidence_scores(by_id, run, common, key, shared), base_values)
     return out
 
 

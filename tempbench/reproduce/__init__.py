@@ -54,11 +54,12 @@ from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, SCORE_PLOTS_LONGEST_FIRST, import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
 from retriever import RunOptions, RunSetup, Shard, finish_run, load_config
-from tempbench.reproduce.baselines import check_baselines, diff_baselines, runs_on_disk
+from tempbench.reproduce.baselines import check_baselines, diff_baselines, diffed_files, said_skipped
 from tempbench.reproduce.inputs import JobInputs, load_inputs
 from tempbench.reproduce.tasks import (
     ShardResult,
     audit,
+    diff_baseline_file,
     draw_attribution,
     draw_scores,
     run_shard,
@@ -197,6 +198,8 @@ class _Runs:
     early: dict[str, Future[Future[dict[str, Path]]]]
     #: the runs' records, when everything runs in this process
     kept: dict[str, Any]
+    #: per file of ``DATA/baselines/`` diffed, its diffs (tasks.diff_baseline_file, in a worker)
+    diffs: list[Future[dict[str, dict[str, Any]]]]
 
 
 def _reproduce(inputs: JobInputs, workers: int, description: dict[str, Any], pools: _Pools,
@@ -226,7 +229,7 @@ def _reproduce(inputs: JobInputs, workers: int, description: dict[str, Any], poo
     repro = None
     if inputs.data.baselines is not None:
         t0 = time.perf_counter()
-        diffs, repro = against_baselines(inputs, runs.kept, workers)
+        diffs, repro = against_baselines(inputs, runs.diffs, workers)
         timings["diff and reproducibility"] = time.perf_counter() - t0
     plots = attribution_plot.result()
     for drawing in score_plots:
@@ -262,6 +265,9 @@ def retrieve_and_submit(inputs: JobInputs, pools: _Pools, workers: int) -> _Runs
         if name not in scored:
             scored[name] = pools.work.submit(score_run, name, parts[name], kept.get(name))
         finished[name] = pools.finisher.submit(finish_attribution, inputs, name, shards, blob)
+    # the diffs against the published baselines, in the workers once they have scored
+    diffs = [pools.work.submit(diff_baseline_file, path, kept)
+             for path in ([] if inputs.data.baselines is None else diffed_files(Path(inputs.data.baselines)))]
     # the browser's data once every run's rows are in, while the workers still score
     browser = pools.finisher.submit(lambda b: browser_json_bytes(b.finish()), blob)
     # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
@@ -269,14 +275,16 @@ def retrieve_and_submit(inputs: JobInputs, pools: _Pools, workers: int) -> _Runs
     early = {plot: pools.finisher.submit(draw_when_scored, pools.drawer, inputs.out, plot, {n: scored[n] for n in needs})
              for plot, needs in PARTIAL_PLOTS.items()
              if not pools.drawer.in_process and all(n in scored for n in needs)}
-    return _Runs(runs, scored, finished, browser, early, kept)
+    return _Runs(runs, scored, finished, browser, early, kept, diffs)
 
 
-def against_baselines(inputs: JobInputs, kept: dict[str, Any], workers: int
+def against_baselines(inputs: JobInputs, diffed: list[Future[dict[str, dict[str, Any]]]], workers: int
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
-    """The diffs against ``DATA/baselines/`` (SPEC §6.3) and SPEC §8's measures of its per-question runs."""
-    runs = runs_on_disk(inputs.out / "runs", inputs.names, kept)
-    diffs = diff_baselines(Path(inputs.data.baselines), runs, inputs.questions, inputs.flags, inputs.out)
+    """The diffs against ``DATA/baselines/`` (SPEC §6.3), as ``diffed`` gives them, and SPEC §8's measures of its
+    per-question runs."""
+    diffs: dict[str, dict[str, Any]] = {}
+    for pending in diffed:
+        diffs.update(said_skipped(pending.result()))
     # SPEC §8: the published per-question runs of the four configurations against ours
     repro = reproducibility_report(Path(inputs.data.baselines),
                                    {n: inputs.out / "runs" / f"{n}.jsonl" for n in inputs.names},

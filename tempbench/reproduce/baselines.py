@@ -69,28 +69,52 @@ def check_baselines(data: Any, split: str) -> None:
         check_run_split(path, split, lambda: None, way_out=BASELINE_WAY_OUT)
 
 
+def diffed_files(baselines_dir: Path) -> list[Path]:
+    """The files of ``baselines/`` that :func:`diff_baselines` diffs, in its order."""
+    return [p for p in baseline_files(baselines_dir) if is_baseline_file(p)]
+
+
+def diff_file(path: Path, baselines_dir: Path, runs: Mapping[str, Any], questions: list[dict[str, Any]],
+              flags: Any, out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Diff one baselines file against the run of its configuration (default: oracle) and write its ``diff/`` files.
+
+    Returns the diffs by key (the file's name, or ``name [config]`` for each
+    configuration a metric table names), and ``{name: {"error": message}}``
+    once the file cannot be read or compared (:func:`said_skipped` says so).
+    """
+    name = str(path.relative_to(baselines_dir))
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        baseline = load_baseline(path)
+        # A metric table that names configurations is compared per configuration;
+        # anything else goes to the configuration its file name names (default oracle).
+        named = [c for c in getattr(baseline, "configs", lambda: [])() if c in runs]
+        targets = [(f"{name} [{c}]", c) for c in named] if named else [(name, match_config(path.stem, list(runs)) or "oracle")]
+        for key, config in targets:
+            result = compare(runs[config], baseline, questions, flags, config=config)
+            result["config"] = config
+            results[key] = result
+            write_json(out_dir / "diff" / diff_file_name(key), result)
+    except TempbenchError as exc:
+        # One unreadable file must not cost the whole reproduction: reported, and the job goes on.
+        results[name] = {"error": str(exc)}
+    return results
+
+
+def said_skipped(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``results`` of :func:`diff_file`, once the files skipped are named on the terminal."""
+    for name, result in results.items():
+        if "error" in result:
+            info(f"baselines/{name}: skipped: {result['error']}")
+    return results
+
+
 def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list[dict[str, Any]],
                    flags: Any, out_dir: Path) -> dict[str, dict[str, Any]]:
-    """Diff each baselines file against the run of its configuration (default: oracle)."""
+    """Diff each baselines file against the run of its configuration (:func:`diff_file`), one after the other."""
     results: dict[str, dict[str, Any]] = {}
-    files = [p for p in baseline_files(baselines_dir) if is_baseline_file(p)]
-    for path in files:
-        name = str(path.relative_to(baselines_dir))
-        try:
-            baseline = load_baseline(path)
-            # A metric table that names configurations is compared per configuration;
-            # anything else goes to the configuration its file name names (default oracle).
-            named = [c for c in getattr(baseline, "configs", lambda: [])() if c in runs]
-            targets = [(f"{name} [{c}]", c) for c in named] if named else [(name, match_config(path.stem, list(runs)) or "oracle")]
-            for key, config in targets:
-                result = compare(runs[config], baseline, questions, flags, config=config)
-                result["config"] = config
-                results[key] = result
-                write_json(out_dir / "diff" / diff_file_name(key), result)
-        except TempbenchError as exc:
-            # One unreadable file must not cost the whole reproduction: report and go on.
-            info(f"baselines/{name}: skipped: {exc}")
-            results[name] = {"error": str(exc)}
+    for path in diffed_files(baselines_dir):
+        results.update(said_skipped(diff_file(path, baselines_dir, runs, questions, flags, out_dir)))
     return results
 
 

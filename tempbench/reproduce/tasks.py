@@ -23,6 +23,7 @@ from eval.report.browser import PartSpan, SharedStrings, browser_part
 from eval.report.plots import SCORE_PLOTS, write_plots
 from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import retrieve_shard
+from tempbench.reproduce.baselines import diff_file, runs_on_disk
 from tempbench.reproduce.inputs import JobInputs
 from tempbench_core.atomic import write_json
 from tempbench_core.errors import OutputError
@@ -176,6 +177,16 @@ def audit(inputs: JobInputs, scores: Mapping[str, Any], runs: Mapping[str, Any],
     rows = run_audit(ctx)
     write_json(out / "audit.json", audit_document(ctx, rows))
     return rows
+
+
+def diff_baseline_file(inputs: JobInputs, path: Path, kept: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """One file of ``DATA/baselines/`` diffed against the job's run of its configuration (SPEC §6.3).
+
+    ``kept``: the runs kept in memory; the others are read from ``runs/``
+    (:func:`tempbench.reproduce.baselines.diff_file`).
+    """
+    runs = runs_on_disk(inputs.out / "runs", inputs.names, kept)
+    return diff_file(path, Path(inputs.data.baselines), runs, inputs.questions, inputs.flags, inputs.out)
 
 
 def draw_attribution(_: Any, out: Path, attribution: Mapping[str, Any]) -> dict[str, Path]:

@@ -126,6 +126,21 @@ def test_reproduce_diffs_against_data_baselines(data_with_baselines, tmp_path, c
     assert f"| oracle | TRP | {trp} | – | {trp} | `oracle_retrieved.jsonl` |" in report
 
 
+def test_the_diffs_are_the_same_made_in_workers_or_here(data_with_baselines, tmp_path, capsys):
+    """With several workers each baselines file is diffed in a worker; with one, here: the same files and messages."""
+    from tempbench.cli import main
+
+    said = {}
+    for workers in ("1", "2"):
+        out = tmp_path / workers
+        assert main(["reproduce", "--data", str(data_with_baselines), "--out", str(out), "--boot", "5",
+                     "--workers", workers]) == 0
+        said[workers] = [line for line in capsys.readouterr().err.splitlines() if "baselines/" in line]
+        said[workers + " files"] = {p.name: p.read_bytes() for p in sorted((out / "diff").iterdir())}
+    assert said["1"] == said["2"] and any("notes.json: skipped" in line for line in said["1"])
+    assert said["1 files"] == said["2 files"] and len(said["1 files"]) == 2
+
+
 def test_diff_cli(small_sample, tmp_path, capsys):
     from retriever.config import load_config
     from retriever.runner import run_to_file
