@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from tempbench_core.errors import TempbenchError
+from tempbench_core.memory import gc_paused
 from tempbench_core.text import terminal_text
 from tempbench_core.version import __version__
 
@@ -181,7 +182,10 @@ def _main(argv: Sequence[str] | None) -> int:
     debug = bool(getattr(args, "debug", False))
     try:
         module = importlib.import_module(COMMANDS[args.command][0])
-        code = module.run(args)
+        # A command reads runs, benchmarks and labels (millions of objects that stay alive) and makes millions more:
+        # with the cyclic collector running, each of its full collections would walk them all again.
+        with gc_paused():
+            code = module.run(args)
         return int(code or 0)
     except TempbenchError as exc:
         if debug:

@@ -36,6 +36,7 @@ in this process. Every output is byte-identical for any number of workers.
 
 from __future__ import annotations
 
+import gc
 import shutil
 import tempfile
 import time
@@ -144,7 +145,7 @@ def reproduce(
         drawers = min(workers, DRAWERS)
         # with no core to spare beside this process's loading, the drawers import matplotlib one after the
         # other on the core the loading leaves free, rather than both at once beside it
-        start = OneAtATime(import_pyplot_now) if drawers > 1 and can_fork() and cpu_count() <= drawers else import_pyplot_now
+        start = OneAtATime(_drawing_starts) if drawers > 1 and can_fork() and cpu_count() <= drawers else _drawing_starts
         drawer = stack.enter_context(WorkerPool(None, drawers, initializer=start, fork=workers > 1))
         if drawer.in_process:
             import_pyplot_now()
@@ -156,6 +157,12 @@ def reproduce(
         inputs = load_inputs(data, split, Path(out), n_boot, cache_dir, provenance)
         timings = {"load": time.perf_counter() - t_start}
         return _reproduce(inputs, workers, description or {}, _Pools.start(inputs, workers, drawer, stack), timings)
+
+
+def _drawing_starts() -> None:
+    """A drawing process collects cycles (a figure is a web of them) whatever the state it was forked in; pyplot."""
+    gc.enable()
+    import_pyplot_now()
 
 
 def _started(_: Any) -> None:

@@ -110,3 +110,44 @@ def test_fetch_suggests_the_options_of_its_own_subcommands(capsys, tmp_path):
     assert "did you mean --retries?" in _fails(["fetch", "tgb", "--out", out, "--retriez", "3"], capsys)
     assert "did you mean --out?" in _fails(["fetch", "tgb", "--outt", out], capsys)
     assert "did you mean 'release'?" in _fails(["fetch", "relase"], capsys)
+
+
+@pytest.mark.parametrize("outcome", ["returns", "fails"])
+def test_a_command_runs_with_the_collector_paused_and_gives_it_back(monkeypatch, capsys, outcome):
+    """Every command runs with the cyclic collector paused (the CLI's rule), which is running again afterwards."""
+    import gc
+
+    from tempbench_core.errors import TempbenchError
+
+    seen = []
+
+    def run(_args: argparse.Namespace) -> int:
+        seen.append(gc.isenabled())
+        if outcome == "fails":
+            raise TempbenchError("no such file")
+        return 0
+
+    monkeypatch.setattr(importlib.import_module(COMMANDS["check"][0]), "run", run)
+    assert gc.isenabled()
+    assert main(["check"]) == (0 if outcome == "returns" else 2)
+    assert seen == [False] and gc.isenabled()
+
+
+def test_reproduce_s_drawing_processes_collect_whatever_they_were_forked_in():
+    """A figure is a web of cycles: the processes that draw collect them, though the job's collector is paused."""
+    import gc
+
+    from tempbench.reproduce import _drawing_starts
+    from tempbench_core.memory import gc_paused
+    from tempbench_core.workers import WorkerPool, can_fork
+
+    if not can_fork():
+        pytest.skip("no fork here")
+    with gc_paused(), WorkerPool(None, 1, initializer=_drawing_starts, fork=True) as pool:
+        assert not gc.isenabled() and pool.submit(_collecting).result() is True
+
+
+def _collecting(_: object) -> bool:
+    import gc
+
+    return gc.isenabled()
