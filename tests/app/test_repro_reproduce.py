@@ -139,6 +139,19 @@ def test_the_diffs_are_the_same_made_in_workers_or_here(data_with_baselines, tmp
         said[workers + " files"] = {p.name: p.read_bytes() for p in sorted((out / "diff").iterdir())}
     assert said["1"] == said["2"] and any("notes.json: skipped" in line for line in said["1"])
     assert said["1 files"] == said["2 files"] and len(said["1 files"]) == 2
+    # the library's one-after-the-other form of the same diffs (tempbench.reproduce.diff_baselines)
+    from retriever import load_benchmark, load_flags
+    from tempbench.data import resolve_data
+    from tempbench.reproduce import diff_baselines
+    from tempbench.reproduce.baselines import runs_on_disk
+
+    data = resolve_data(data=data_with_baselines)
+    out = tmp_path / "library"
+    results = diff_baselines(data_with_baselines / "baselines",
+                             runs_on_disk(tmp_path / "2" / "runs", ["oracle", "nonoracle", "stale_blind", "hop3_k25"], {}),
+                             load_benchmark(data.benchmark, data.benchmark_ids), load_flags(data.flags), out)
+    assert "error" in results["notes.json"] and capsys.readouterr().err.count("notes.json: skipped") == 1
+    assert {p.name: p.read_bytes() for p in sorted((out / "diff").iterdir())} == said["2 files"]
 
 
 def test_diff_cli(small_sample, tmp_path, capsys):
