@@ -273,8 +273,8 @@ def retrieve_and_submit(inputs: JobInputs, pools: _Pools, workers: int) -> _Runs
             scored[name] = pools.work.submit(score_run, name, parts[name], kept.get(name))
         finished[name] = pools.finisher.submit(finish_attribution, inputs, name, shards, blob)
     # the diffs against the published baselines, in the workers once they have scored
-    diffs = [pools.work.submit(diff_baseline_file, path, kept)
-             for path in ([] if inputs.data.baselines is None else diffed_files(Path(inputs.data.baselines)))]
+    diffs = submit_diffs(pools.work, [] if inputs.data.baselines is None else diffed_files(Path(inputs.data.baselines)),
+                         kept)
     # the browser's data once every run's rows are in, while the workers still score
     browser = pools.finisher.submit(lambda b: browser_json_bytes(b.finish()), blob)
     # queued on the finishing thread after the attributions and the browser, so that its wait for the scores
@@ -283,6 +283,19 @@ def retrieve_and_submit(inputs: JobInputs, pools: _Pools, workers: int) -> _Runs
              for plot, needs in PARTIAL_PLOTS.items()
              if not pools.drawer.in_process and all(n in scored for n in needs)}
     return _Runs(runs, scored, finished, browser, early, kept, diffs)
+
+
+def submit_diffs(pool: WorkerPool[JobInputs], files: list[Path], kept: dict[str, Any]
+                 ) -> list[Future[dict[str, dict[str, Any]]]]:
+    """Start the diff of each baselines file (tasks.diff_baseline_file); the futures in the order of ``files``.
+
+    The largest files are started first, so that the last task to start is a
+    short one and the workers finish together (their diffs' cost grows with
+    the files' size).
+    """
+    largest_first = sorted(range(len(files)), key=lambda i: -files[i].stat().st_size)
+    started = {i: pool.submit(diff_baseline_file, files[i], kept) for i in largest_first}
+    return [started[i] for i in range(len(files))]
 
 
 def against_baselines(inputs: JobInputs, diffed: list[Future[dict[str, dict[str, Any]]]], workers: int

@@ -203,3 +203,28 @@ def test_readme_figures_are_what_reproduce_draws(fresh_reproduce, name):
     drawn = (out / "plots" / f"{name}.png").read_bytes()
     assert (REPO / "data" / "figures" / f"{name}.png").read_bytes() == drawn, (
         f"data/figures/{name}.png is not what `tempbench reproduce` draws now: copy tempbench-out/plots/{name}.png there")
+
+
+def test_the_largest_baselines_files_are_diffed_first_and_collected_in_file_order(tmp_path):
+    """The workers finish together when the longest diffs start first; the report still reads them in file order."""
+    from concurrent.futures import Future
+
+    from tempbench.reproduce import submit_diffs
+
+    files = []
+    for name, size in (("a.jsonl", 10), ("b.jsonl", 300), ("c.jsonl", 20), ("d.jsonl", 300)):
+        files.append(tmp_path / name)
+        files[-1].write_bytes(b"x" * size)
+
+    class Pool:
+        started: list[str] = []
+
+        def submit(self, _task, path, _kept):
+            self.started.append(path.name)
+            done: Future = Future()
+            done.set_result({path.name: {}})
+            return done
+
+    futures = submit_diffs(Pool(), files, {})  # type: ignore[arg-type]
+    assert Pool.started == ["b.jsonl", "d.jsonl", "c.jsonl", "a.jsonl"]
+    assert [next(iter(f.result())) for f in futures] == ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"]
