@@ -55,7 +55,7 @@ from eval.report.markdown import ReportInputs, write_report
 from eval.report.plots import PARTIAL_PLOTS, SCORE_PLOTS, SCORE_PLOTS_LONGEST_FIRST, import_pyplot_now
 from eval.report.reproducibility import reproducibility_report
 from retriever import RunOptions, RunSetup, Shard, finish_run, load_config
-from tempbench.reproduce.baselines import check_baselines, diff_baselines, diffed_files, said_skipped
+from tempbench.reproduce.baselines import check_baselines, diff_baselines, diffed_files, merged_diffs
 from tempbench.reproduce.inputs import JobInputs, load_inputs
 from tempbench.reproduce.tasks import (
     ShardResult,
@@ -302,9 +302,7 @@ def against_baselines(inputs: JobInputs, diffed: list[Future[dict[str, dict[str,
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The diffs against ``DATA/baselines/`` (SPEC §6.3), as ``diffed`` gives them, and SPEC §8's measures of its
     per-question runs."""
-    diffs: dict[str, dict[str, Any]] = {}
-    for pending in diffed:
-        diffs.update(said_skipped(pending.result()))
+    diffs = merged_diffs(pending.result() for pending in diffed)
     # SPEC §8: the published per-question runs of the four configurations against ours
     repro = reproducibility_report(Path(inputs.data.baselines),
                                    {n: inputs.out / "runs" / f"{n}.jsonl" for n in inputs.names},

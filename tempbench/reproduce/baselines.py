@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def diff_file(path: Path, baselines_dir: Path, runs: Mapping[str, Any], question
 
     Returns the diffs by key (the file's name, or ``name [config]`` for each
     configuration a metric table names), and ``{name: {"error": message}}``
-    once the file cannot be read or compared (:func:`said_skipped` says so).
+    once the file cannot be read or compared (:func:`merged_diffs` says so).
     """
     name = str(path.relative_to(baselines_dir))
     results: dict[str, dict[str, Any]] = {}
@@ -101,21 +101,22 @@ def diff_file(path: Path, baselines_dir: Path, runs: Mapping[str, Any], question
     return results
 
 
-def said_skipped(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """``results`` of :func:`diff_file`, once the files skipped are named on the terminal."""
-    for name, result in results.items():
-        if "error" in result:
-            info(f"baselines/{name}: skipped: {result['error']}")
-    return results
+def merged_diffs(results: Iterable[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The results of :func:`diff_file` for each file, in one mapping; the files skipped are named on the terminal."""
+    merged: dict[str, dict[str, Any]] = {}
+    for result in results:
+        for name, diff in result.items():
+            if "error" in diff:
+                info(f"baselines/{name}: skipped: {diff['error']}")
+            merged[name] = diff
+    return merged
 
 
 def diff_baselines(baselines_dir: Path, runs: Mapping[str, Any], questions: list[dict[str, Any]],
                    flags: Any, out_dir: Path) -> dict[str, dict[str, Any]]:
     """Diff each baselines file against the run of its configuration (:func:`diff_file`), one after the other."""
-    results: dict[str, dict[str, Any]] = {}
-    for path in diffed_files(baselines_dir):
-        results.update(said_skipped(diff_file(path, baselines_dir, runs, questions, flags, out_dir)))
-    return results
+    return merged_diffs(diff_file(path, baselines_dir, runs, questions, flags, out_dir)
+                        for path in diffed_files(baselines_dir))
 
 
 def runs_on_disk(runs_dir: Path, names: list[str], kept: Mapping[str, Any]) -> RunsOnDisk:
