@@ -19,7 +19,7 @@ from typing import Any
 
 from eval.metric_tables import MetricBaseline, flatten_rows, metric_table_from_json, read_csv_table
 from tempbench_core.errors import InputError
-from tempbench_core.jsonl import json_type, read_jsonl, refuse_lone_surrogates, require_file
+from tempbench_core.jsonl import first_of_several, json_type, read_jsonl, refuse_lone_surrogates, require_file
 from tempbench_core.runfile import EVIDENCE_FIELDS, ID_FIELDS, RunRecords, read_run
 from tempbench_core.text import terminal_text
 
@@ -94,6 +94,8 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
     p = require_file(path, "baselines file")
     if p.suffix.lower() in TABLE_SUFFIXES:
         return read_csv_table(p)
+    if is_evidence_record(first_of_several(p)):
+        return read_run(p)  # a run's JSONL, told from its first line: the file is read once, by the reader of runs
     try:
         text = p.read_bytes().decode("utf-8-sig")
         whole = json.loads(text)

@@ -419,6 +419,38 @@ def _fast_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
         yield number, _parse_text(path, number, text)
 
 
+#: JSON's whitespace (RFC 8259): what may follow a JSON document's one value.
+_JSON_SPACE = b" \t\n\r"
+
+
+def first_of_several(path: str | Path) -> Any:
+    """Line 1's value, as :func:`read_jsonl` yields it first, when the file is no single JSON document; else ``None``.
+
+    Read from the head of the file only: line 1 must be non-blank and read by
+    orjson (as :func:`_fast_jsonl` reads it: no run of 19 digits, a UTF-8 BOM
+    dropped), and some byte other than JSON whitespace must follow it, so that
+    the whole file cannot be read as one JSON value. ``None`` when it cannot
+    tell (a ``.gz`` file, line 1 blank or left to the careful path, nothing
+    after it); the caller then reads the file as before.
+    """
+    if is_gzip(path):
+        return None
+    with open(path, "rb") as handle:
+        raw = handle.readline()
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if not raw.endswith(b"\n") or not raw.strip(_JSON_SPACE) or has_long_int(raw):
+            return None
+        try:
+            value = orjson.loads(raw[:-1])
+        except orjson.JSONDecodeError:
+            return None
+        while chunk := handle.read(1 << 16):
+            if chunk.strip(_JSON_SPACE):
+                return value
+    return None
+
+
 def read_jsonl(path: str | Path, objects_only: bool = True) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, decoded JSON)`` for each non-blank line of ``path``.
 
