@@ -260,7 +260,6 @@ def _question_diffs(run: Mapping[str, Any], baseline: Mapping[str, Any],
     return {"summary": summary, "questions": questions}
 
 
-_EXACT: dict[str, Any] = {"exact": True}
 _TIME_TYPES = frozenset((int, float, type(None)))
 _T_START, _T_END = itemgetter("t_start"), itemgetter("t_end")
 
@@ -298,7 +297,7 @@ def diff_read_evidence(run: Mapping[Any, Mapping[str, Any]], baseline: RunRecord
 
     def diff_of(qid: str) -> dict[str, Any]:
         if qid in same:
-            return _EXACT
+            return {"exact": True}
         return diff_lists([diff_item(it) for it in run_lists[qid]], [diff_item(it) for it in base_lists[qid]], chosen)
 
     return {"space": chosen, **_question_diffs(run_lists, base_lists, diff_of)}
