@@ -12,7 +12,7 @@ and the reading in words.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +50,17 @@ def baseline_runs(baselines: Path, configs: Sequence[str] = SHIPPED_CONFIGS) -> 
 
 def reproducibility_report(baselines: Path, runs: Mapping[str, Path | Mapping[Any, Any]],
                            questions: Sequence[Mapping[str, Any]], out: Path, split: str | None,
-                           workers: int = 1, provenance: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+                           workers: int = 1, provenance: Mapping[str, Any] | None = None,
+                           draw: Callable[[Mapping[str, Any], Path], bool] = plot_effects) -> dict[str, Any] | None:
     """Compare the baselines' runs with the job's, write ``reproducibility.json`` and the plot; ``None`` without baselines.
 
     Returns ``{"result", "extras", "plot"}`` (``plot`` the PNG's path, or
     ``None`` when no effect is defined), or ``{"error": message}`` when the
     baselines cannot be compared (the report says why). ``provenance`` (the
     job's record) goes to ``reproducibility.meta.json`` beside the JSON, whose
-    keys stay exactly SPEC §8's.
+    keys stay exactly SPEC §8's. ``draw``: what draws the plot
+    (:func:`~eval.report.plots.plot_effects`, or a call of it in a process
+    that has matplotlib imported already).
     """
     original = baseline_runs(baselines)
     if original is None:
@@ -73,7 +76,7 @@ def reproducibility_report(baselines: Path, runs: Mapping[str, Path | Mapping[An
         write_json(out / META_NAME, {"provenance": dict(provenance)})
     write_json(out / JSON_NAME, result)
     plot = out / "plots" / f"{PLOT}.png"
-    drawn = plot_effects(result, plot)
+    drawn = draw(result, plot)
     return {"result": result, "extras": extras, "plot": plot if drawn else None}
 
 

@@ -62,6 +62,7 @@ from tempbench.reproduce.tasks import (
     audit,
     diff_baseline_file,
     draw_attribution,
+    draw_effects,
     draw_scores,
     run_shard,
     score_run,
@@ -236,7 +237,7 @@ def _reproduce(inputs: JobInputs, workers: int, description: dict[str, Any], poo
     repro = None
     if inputs.data.baselines is not None:
         t0 = time.perf_counter()
-        diffs, repro = against_baselines(inputs, runs.diffs, workers)
+        diffs, repro = against_baselines(inputs, runs.diffs, workers, pools.drawer)
         timings["diff and reproducibility"] = time.perf_counter() - t0
     plots = attribution_plot.result()
     for drawing in score_plots:
@@ -298,15 +299,16 @@ def submit_diffs(pool: WorkerPool[JobInputs], files: list[Path], kept: dict[str,
     return [started[i] for i in range(len(files))]
 
 
-def against_baselines(inputs: JobInputs, diffed: list[Future[dict[str, dict[str, Any]]]], workers: int
-                      ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+def against_baselines(inputs: JobInputs, diffed: list[Future[dict[str, dict[str, Any]]]], workers: int,
+                      drawer: WorkerPool[None]) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The diffs against ``DATA/baselines/`` (SPEC §6.3), as ``diffed`` gives them, and SPEC §8's measures of its
-    per-question runs."""
+    per-question runs; their plot drawn by ``drawer`` (matplotlib is imported there, never in this process)."""
     diffs = merged_diffs(pending.result() for pending in diffed)
     # SPEC §8: the published per-question runs of the four configurations against ours
     repro = reproducibility_report(Path(inputs.data.baselines),
                                    {n: inputs.out / "runs" / f"{n}.jsonl" for n in inputs.names},
-                                   inputs.questions, inputs.out, inputs.split, workers, inputs.provenance.to_json())
+                                   inputs.questions, inputs.out, inputs.split, workers, inputs.provenance.to_json(),
+                                   lambda result, path: drawer.submit(draw_effects, result, path).result())
     return diffs, repro
 
 

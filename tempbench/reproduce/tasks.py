@@ -20,7 +20,7 @@ from eval.evidence import TablePart, table_of, table_part
 from eval.key_space_effect import PartSpaces, part_other_space, parts_suffice
 from eval.per_question import slice_intervals
 from eval.report.browser import PartSpan, SharedStrings, browser_part
-from eval.report.plots import SCORE_PLOTS, write_plots
+from eval.report.plots import SCORE_PLOTS, plot_effects, write_plots
 from eval.scoring import evaluate, evaluate_parts, to_json
 from retriever import retrieve_shard
 from tempbench.reproduce.baselines import diff_file, runs_on_disk
@@ -198,3 +198,8 @@ def draw_scores(_: Any, out: Path, scores: Mapping[str, Any], intervals: Mapping
                 only: Sequence[str] = SCORE_PLOTS) -> dict[str, Path]:
     """The score plots (by slice, filtered vs stale-blind, ties), or ``only`` these."""
     return write_plots(scores, out / "plots", only=only, intervals=intervals)
+
+
+def draw_effects(_: Any, result: Mapping[str, Any], path: Path) -> bool:
+    """The plot of ER against ΔRI of SPEC §8's measures (:func:`eval.report.plots.plot_effects`)."""
+    return plot_effects(result, path)

@@ -9,7 +9,10 @@ change.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from retriever import Retriever, load_benchmark, load_config
@@ -48,3 +51,15 @@ def test_reproduce_writes_the_reproducibility_section(small_sample: Path, small_
     job = json.loads((out / "reproducibility.meta.json").read_text(encoding="utf-8"))["provenance"]
     assert job["origin"] == "generated" and job["command"].startswith("tempbench reproduce ")
     assert json.loads((tmp_path / "repro.meta.json").read_text(encoding="utf-8"))["provenance"]["origin"] == "generated"
+
+    # with workers, the plot is drawn by a drawing process, the same bytes: matplotlib never enters this process
+    # (its import's reference cycles would stay in a process whose collector is paused)
+    code = ("import sys; from tempbench.cli import main; rc = main(sys.argv[1:]); "
+            "print('matplotlib in the job:', 'matplotlib' in sys.modules); sys.exit(rc)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.run([sys.executable, "-c", code, "reproduce", "--data", str(root), "--out", str(tmp_path / "two"),
+                           "--workers", "2", "--boot", "50"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "matplotlib in the job: False"
+    assert ((tmp_path / "two" / "plots" / "reproducibility.png").read_bytes()
+            == (out / "plots" / "reproducibility.png").read_bytes())
