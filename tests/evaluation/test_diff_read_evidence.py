@@ -1,5 +1,6 @@
 """``diff_read_evidence`` (keys from the items as read, only differing questions converted) equals the diff of
-the converted evidence (``diff_evidence`` of ``run_evidence``), result or error, on generated runs."""
+the converted evidence (``diff_evidence`` of ``run_evidence``), result or error, on generated runs; its space,
+exact matches and differing questions equal the slow reading of :mod:`reference.diff`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.diff import exact_reading
 
 from eval import diff as diff_module
 from eval.diff import diff_evidence, diff_read_evidence, run_evidence
@@ -84,6 +86,12 @@ def test_same_as_converted(pair: tuple[RunRecords, RunRecords], space: str) -> N
     fast = _outcome(lambda: diff_read_evidence(run, base, space))
     slow = _outcome(lambda: diff_evidence(run_evidence(run), run_evidence(base), base.item_form, space))
     assert fast == slow
+    if fast[0] == "result" and space == "auto":
+        out = fast[1]
+        summary = out["summary"]
+        reference = exact_reading(run, base, base.item_form)
+        assert (out["space"], set(out["questions"]) - {q for q, d in out["questions"].items() if "only_in" in d},
+                summary["exact"], summary["only_in_baseline"], summary["only_in_run"]) == reference
 
 
 def test_only_differing_questions_converted(monkeypatch: pytest.MonkeyPatch) -> None:
