@@ -104,11 +104,7 @@ def load_baseline(path: str | Path) -> RunRecords | MetricBaseline:
         first_line = None
     except (ValueError, RecursionError):
         whole = None
-        lines = read_jsonl(p, objects_only=False)
-        first = next(lines, None)
-        if first is not None and is_evidence_record(first[1]):
-            return read_run(p)  # read once, by the reader of runs (which reports a bad line as this would)
-        rows = [] if first is None else [first, *lines]
+        rows = list(read_jsonl(p, objects_only=False))
         records = [r for _, r in rows]
         first_line = rows[0][0] if rows else None
     if records and is_evidence_record(records[0]):
