@@ -16,10 +16,12 @@ from itertools import chain, zip_longest
 from typing import Any
 
 from eval.explain import STAGES, Explainer
-from retriever import RetrieverConfig
+from retriever import RetrieverConfig, load_config
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.jsonl import dumps_compact, dumps_json
+from tempbench_core.runchecks import FORCE_WAY_OUT
 from tempbench_core.runfile import meta_path, read_meta
+from tempbench_core.schema import SHIPPED_CONFIGS
 
 _STAGE_SET = frozenset(STAGES)
 #: What pads a question's stages beyond its last hop in the columns of :func:`summarize` (no stage is it).
@@ -151,6 +153,70 @@ def summarize(questions: Sequence[Mapping[str, Any]], stages: Mapping[Any, list[
         by_hop[str(j + 1)] = _tallied(found, len(column) - missing)
     out["by_hop"] = by_hop
     return out
+
+
+def role_settings() -> tuple[str, ...]:
+    """The settings that tell the shipped configurations apart (anchor, hops, k, the temporal filter): the paper's
+    ablations. Read from the shipped configurations, so a new one brings its own."""
+    shipped = [load_config(name).to_dict() for name in SHIPPED_CONFIGS]
+    keys = [k for k in shipped[0] if k not in ("name", "description")]
+    return tuple(k for k in keys if len({repr(c.get(k)) for c in shipped}) > 1)
+
+
+def role_problem(run_path: Any, role: str) -> str | None:
+    """What contradicts that ``run_path`` is a run of the shipped configuration ``role``; ``None``: nothing does.
+
+    Its ``.meta.json`` (SPEC §6.1) must record ``role``'s :func:`role_settings`;
+    any other setting (a decision option: ``cap_counts``, the tie order) may
+    differ, since that is what a reproduction is compared on. A run without a
+    ``.meta.json``, or named after no shipped configuration, is taken as it is.
+    """
+    recorded = (read_meta(run_path) or {}).get("config")
+    if role not in SHIPPED_CONFIGS or not isinstance(recorded, Mapping):
+        return None
+    expected = load_config(role).to_dict()
+    differs = [k for k in role_settings() if recorded.get(k) != expected[k]]
+    if not differs:
+        return None
+    made = recorded.get("name")
+    return (f"{run_path} stands for configuration {role!r}, but its .meta.json records "
+            + ", ".join(f"{k}={recorded.get(k)!r}" for k in differs)
+            + f" (the shipped {role} has " + ", ".join(f"{k}={expected[k]!r}" for k in differs) + ")"
+            + (f": it is a run of {made!r}" if isinstance(made, str) and made != role else ""))
+
+
+def check_run_role(run_path: Any, role: str, force: bool = False, way_out: str = FORCE_WAY_OUT) -> list[str]:
+    """Refuse a run that its ``.meta.json`` says is not of configuration ``role`` (:func:`role_problem`).
+
+    With ``force``, the problem is returned (for a warning) instead.
+
+    Raises
+    ------
+    RunMismatchError
+        Without ``force``, when there is a problem; the message ends with ``way_out``.
+    """
+    problem = role_problem(run_path, role)
+    if problem is None:
+        return []
+    if force:
+        return [problem]
+    raise RunMismatchError(f"{problem} (name the file after the configuration it was made with, or {way_out})")
+
+
+def longer_than_k(records: Mapping[Any, Mapping[str, Any]], config: Any) -> str | None:
+    """The first record with more evidence than ``config.k`` (a run cut to another k), said with its file and line.
+
+    ``records``: as :func:`tempbench_core.runfile.read_run` returns them (its
+    ``path`` and ``lines`` name the place, when it has them).
+    """
+    for qid, record in records.items():
+        evidence = record.get("evidence") or []
+        if len(evidence) > config.k:
+            path, lines = getattr(records, "path", None), getattr(records, "lines", None) or {}
+            where = f"{path}:{lines[qid]}: " if path is not None and qid in lines else ""
+            return (f"{where}question {qid!r} has {len(evidence)} evidence items, more than the k={config.k} of "
+                    f"configuration {config.name!r}: the run was not made with it")
+    return None
 
 
 def run_config(run_path: Any, fallback: Any = None) -> tuple[Any, str]:

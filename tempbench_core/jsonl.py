@@ -8,8 +8,10 @@ gzip stream is an :class:`~tempbench_core.errors.InputError`, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import re
 import zlib
 from collections.abc import Callable, Generator, Iterator
@@ -47,6 +49,20 @@ def plain_name(path: str | Path) -> str:
     return name[: -len(GZIP_SUFFIX)] if is_gzip(name) else name
 
 
+def _dangling(path: Path) -> str:
+    """Why a path that does not exist may still be listed: a symbolic link to nothing, or in a loop of links."""
+    if not path.is_symlink():
+        return ""
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:
+        return " (a symbolic link in a loop of links)"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return " (a symbolic link in a loop of links)"
+    return f" (a symbolic link to {os.readlink(path)}, which does not exist)"
+
+
 def require_file(path: str | Path, what: str = "file") -> Path:
     """``path`` as a :class:`~pathlib.Path` when it is a regular file, else a clear user error.
 
@@ -56,7 +72,7 @@ def require_file(path: str | Path, what: str = "file") -> Path:
     """
     path = Path(path)
     if not path.exists():
-        raise MissingDataError(f"{what} not found: {path}")
+        raise MissingDataError(f"{what} not found: {path}{_dangling(path)}")
     if path.is_dir():
         raise InputError(path, None, "is a directory, not a file", f"a {what}")
     if not path.is_file():
@@ -69,7 +85,7 @@ def require_dir(path: str | Path, what: str = "folder") -> Path:
     """``path`` as a :class:`~pathlib.Path` when it is a folder, else a clear user error (missing, or a file)."""
     path = Path(path)
     if not path.exists():
-        raise MissingDataError(f"{what} not found: {path}")
+        raise MissingDataError(f"{what} not found: {path}{_dangling(path)}")
     if not path.is_dir():
         raise InputError(path, None, "is a file, not a folder", f"a {what}")
     return path

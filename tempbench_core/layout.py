@@ -92,8 +92,16 @@ class DataPaths:
                 raise MissingDataError(f"{name} file not found: {path} (give --{name.replace('_', '-')} or --data DIR)")
 
     def input_files(self) -> list[Path]:
-        """The input files that exist (an output must never be one of them)."""
+        """The input files that exist (an output must never be one of them).
+
+        Besides the data files, the root's records of where they came from
+        (:data:`MANIFEST`, :data:`LOCK_FILE`, :data:`PROVENANCE`): every command
+        reads them for its outputs' provenance, and the root is not verifiable
+        without them.
+        """
         files = [self.kg, self.labels, self.benchmark, self.benchmark_ids, self.flags]
+        if self.root is not None:
+            files += [Path(self.root) / name for name in (MANIFEST, LOCK_FILE, PROVENANCE)]
         return [Path(f) for f in files if f is not None and Path(f).is_file()]
 
     @property

@@ -19,7 +19,9 @@ Two rules, applied by every command that writes:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tempbench_core.atomic import write_json
@@ -73,6 +75,14 @@ def check_output_file(path: str | Path, inputs: Iterable[str | Path | None] = ()
     return out
 
 
+def _within(path: Path, root: Path) -> bool:
+    """Whether ``path`` (existing or not) is ``root`` or inside it, symbolic links resolved."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
 def _ledger_kind(directory: Path) -> str | None:
     """The kind named by ``directory``'s ledger; ``None`` without a readable one."""
     ledger = directory / LEDGER
@@ -111,19 +121,28 @@ def _ours(directory: Path, kind: str) -> bool:
     return any((directory / mark).is_file() for mark in _OTHER_MARKS.get(kind, ()))
 
 
-def claim_output_dir(path: str | Path, kind: str, inputs: Iterable[str | Path | None] = (), create: bool = True) -> Path:
+def claim_output_dir(path: str | Path, kind: str, inputs: Iterable[str | Path | None] = (), create: bool = True,
+                     data_root: str | Path | None = None) -> Path:
     """Make ``path`` an output directory of ``kind`` (see the module docstring), or refuse.
 
     With ``create`` (default) the directory is created when missing and its
     ledger written, so that the next command of the same kind may write there
     again; ``create=False`` only checks (call it first, before slow work, and
-    again with ``create=True`` just before writing).
+    again with ``create=True`` just before writing). ``data_root``: the data
+    root the command reads; an output folder is never that root nor inside it
+    (what a command writes there, a later one would read as data: runs in
+    ``baselines/`` as the published ones).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown output kind {kind!r}")
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise OutputError(out, "it is an existing file, not a folder; give a folder")
+    if data_root is not None and _within(out, Path(data_root)):
+        where = "the data root" if _within(Path(data_root), out) else f"inside the data root {data_root}"
+        raise OutputError(out, f"it is {where}, which this command reads (its outputs "
+                               "there would be read as data later: a run in baselines/ as a published one); give a "
+                               "folder outside it")
     for source in inputs:
         if source is not None and Path(source).exists() and _same(out, Path(source)):
             raise OutputError(out, f"it is an input of this command ({source})")
@@ -144,3 +163,23 @@ def claim_output_dir(path: str | Path, kind: str, inputs: Iterable[str | Path | 
     if owner is None or owner[1] != kind:  # a folder inside one of ours is covered by its ledger
         write_json(out / LEDGER, {"kind": kind, "written_by": "tempbench"})
     return out
+
+
+@contextmanager
+def claimed_output_dir(path: str | Path, kind: str, inputs: Iterable[str | Path | None] = (),
+                       data_root: str | Path | None = None) -> Iterator[Path]:
+    """:func:`claim_output_dir` for the command's whole work: a folder it made is removed again on a failure.
+
+    Removed only when the command created it and nothing but the ledger is
+    in it then (what the work wrote stays, to be looked at); a folder that
+    existed before is left as it was.
+    """
+    out = Path(path)
+    made = not out.exists()
+    claimed = claim_output_dir(out, kind, inputs, data_root=data_root)
+    try:
+        yield claimed
+    except BaseException:
+        if made and {p.name for p in claimed.iterdir()} <= {LEDGER}:
+            shutil.rmtree(claimed, ignore_errors=True)
+        raise

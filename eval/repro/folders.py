@@ -47,7 +47,8 @@ def list_runs(folder: str | Path, role: str) -> RunFolder:
     """
     path = Path(folder)
     if not path.is_dir():
-        raise MissingDataError(f"{role} folder {path} is not a directory (expected a folder of per-question runs "
+        what = "is not a directory" if path.exists() else "not found"
+        raise MissingDataError(f"{role} folder {path} {what} (expected a folder of per-question runs "
                                "<config>.jsonl, e.g. tempbench-out/runs/ or DATA/baselines/)")
     out = RunFolder(path)
     for child in sorted(path.iterdir()):

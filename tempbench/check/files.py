@@ -70,12 +70,10 @@ def check_recorded(report: CheckReport, st: dict[str, Any]) -> None:
         return
     manifest = root / MANIFEST
     if manifest.is_file():
-        try:
-            doc = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            report.add("warning", MANIFEST, f"unreadable ({exc}): the generated data cannot be verified", "manifest.unreadable")
-            doc = {}
-        changed = [rel for rel, rec in (doc.get("files") or {}).items()
+        doc, problem = _manifest(manifest)
+        if problem is not None:
+            report.add("warning", MANIFEST, f"{problem}: the generated data cannot be verified", "manifest.unreadable")
+        changed = [rel for rel, rec in doc.get("files", {}).items()
                    if not (root / rel).is_file() or sha256_file(root / rel) != rec.get("sha256")]
         st["manifest"] = doc
         report.facts["generated"] = {"scale": doc.get("scale"), "seed": doc.get("seed"), "changed_files": changed}
@@ -90,6 +88,26 @@ def check_recorded(report: CheckReport, st: dict[str, Any]) -> None:
         report.add("info", LOCK_FILE, f"{origin.describe()}: not the release; its counts differ from the card's "
                    "by construction", "built")
     _locked(report, root, origin)
+
+
+def _manifest(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The sample's manifest (``{}`` when it cannot be read as one) and what is wrong with it (``None``: nothing).
+
+    What :mod:`tempbench.sample` writes: a JSON object whose ``files`` maps each
+    file's path in the root to an object with its ``sha256``.
+    """
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return {}, f"unreadable ({exc})"
+    if not isinstance(doc, dict):
+        return {}, f"a JSON {type(doc).__name__}, not the object 'tempbench sample' writes"
+    files = doc.get("files", {})
+    if not isinstance(files, dict) or not all(isinstance(rel, str) and isinstance(rec, dict)
+                                              and isinstance(rec.get("sha256"), str) for rel, rec in files.items()):
+        return {**doc, "files": {}}, ("its 'files' is not an object of {path: {\"sha256\": hex digest}} "
+                                      "as 'tempbench sample' writes")
+    return doc, None
 
 
 def _locked(report: CheckReport, root: Path, origin: Origin) -> None:

@@ -18,16 +18,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval.attribution import attribute_run, attribution_json, run_config
+from eval.attribution import attribute_run, attribution_json, longer_than_k, run_config
 from eval.explain import STAGE_HELP, STAGES, Explainer
 from retriever import load_benchmark, load_config, load_index
 from tempbench.commands._scoring import RETRIEVAL_INPUTS, add_force_argument, check_runs
 from tempbench.data import CACHE_DIR_HELP, add_data_arguments, data_from_args
 from tempbench_core.atomic import write_text
 from tempbench_core.console import info, print_table
+from tempbench_core.errors import RunMismatchError
 from tempbench_core.layout import DataPaths, default_index_cache
 from tempbench_core.outputs import check_output_file
 from tempbench_core.progress import progress
+from tempbench_core.runchecks import FORCE_WAY_OUT
 from tempbench_core.runfile import read_run
 
 EPILOG = "stages, first that applies (SPEC §7):\n" + "\n".join(f"  {s:<13} {h}" for s, h in STAGE_HELP.items()) + "\n\n" + (
@@ -100,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
     check_runs(args, args.run, names=RETRIEVAL_INPUTS)  # the run explained is one of this data
     config = resolve_config(args.run, args.config)
     records = read_run(args.run)
+    problem = longer_than_k(records, config)
+    if problem is not None:
+        if not args.force:
+            raise RunMismatchError(f"{problem} (give the --config it was made with, or {FORCE_WAY_OUT})")
+        info(f"warning (--force): {problem}")
     explainer, questions = load_explainer(data, config, args.cache_dir)
     result = attribute_run(explainer, records, questions,
                            progress=lambda items, total: progress(items, total=total, description="explain"))

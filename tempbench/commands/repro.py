@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from eval.attribution import check_run_role
 from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.repro.folders import list_runs
 from eval.repro.job import Scope, reproducibility
@@ -138,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.json, inputs, "--json")
         check_output_file(provenance_path(args.json), inputs, "--json's .meta.json")
     check_runs(args, *map(str, paths))
+    for side in (original, reproduced):
+        for name, path in side.items():  # oracle.jsonl is a run of oracle, whatever its decision options
+            for problem in check_run_role(path, name, force=args.force):
+                info(f"warning (--force): {problem}")
     questions, _, _ = load_inputs(args, read_flags=False)
     extras: dict[str, Any] = {}
     result = reproducibility(original, reproduced, questions, measures,

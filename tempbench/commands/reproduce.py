@@ -17,7 +17,7 @@ from tempbench.commands._scoring import add_bootstrap_arguments
 from tempbench.data import CACHE_DIR_HELP, absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench.reproduce import reproduce
 from tempbench_core.console import info, print_table
-from tempbench_core.outputs import DEFAULT_OUT, claim_output_dir
+from tempbench_core.outputs import DEFAULT_OUT, claimed_output_dir
 from tempbench_core.schema import DEFAULT_SPLIT, SHIPPED_CONFIGS, SPLIT_CHOICES
 
 EPILOG = """\
@@ -51,17 +51,17 @@ def run(args: argparse.Namespace) -> int:
     check_numbers(args, "workers", "boot")  # before anything is forked
     t_all = time.perf_counter()
     data = data_from_args(args)
-    out = claim_output_dir(args.out, "outputs", [*data.input_files(), data.root])
-    # what changes the output, with the values used (a default included): the command reruns to the same bytes
-    provenance = command_provenance(data, ["reproduce"], [("--split", args.split), ("--boot", args.boot),
-                                                          ("--out", absolute_or_none(out))])
-    description = {
-        "data": provenance.describe(),
-        "split": args.split,
-        "configurations": ", ".join(SHIPPED_CONFIGS),
-    }
-    result = reproduce(data, out=out, split=args.split, workers=args.workers, n_boot=args.boot,
-                       cache_dir=args.cache_dir, description=description, provenance=provenance)
+    with claimed_output_dir(args.out, "outputs", data.input_files(), data_root=data.root) as out:
+        # what changes the output, with the values used (a default included): the command reruns to the same bytes
+        provenance = command_provenance(data, ["reproduce"], [("--split", args.split), ("--boot", args.boot),
+                                                              ("--out", absolute_or_none(out))])
+        description = {
+            "data": provenance.describe(),
+            "split": args.split,
+            "configurations": ", ".join(SHIPPED_CONFIGS),
+        }
+        result = reproduce(data, out=out, split=args.split, workers=args.workers, n_boot=args.boot,
+                           cache_dir=args.cache_dir, description=description, provenance=provenance)
     out = result.out
     cols, rows = headline_rows(result.scores, compact=True)
     print_table(f"TempBench reproduction ({args.split} split)", cols, rows)

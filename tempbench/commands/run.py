@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         out = check_output_file(args.out, inputs, "--out")
         check_output_file(meta_path(out), inputs, "--out's .meta.json")
     else:
-        out = claim_output_dir(DEFAULT_OUT, "outputs", inputs) / "runs" / f"{config.name}.jsonl"
+        out = claim_output_dir(DEFAULT_OUT, "outputs", inputs, data_root=data.root) / "runs" / f"{config.name}.jsonl"
     config_word = absolute_or_none(args.config) if looks_like_path(args.config) else args.config
     provenance = command_provenance(data, ["run"], [("--config", config_word), ("--set", args.set),
                                                     ("--split", args.split), ("--out", absolute_or_none(out))])

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from eval.attribution import check_run_role
 from eval.baselines import is_baseline_file, load_baseline, match_config
 from eval.diff import compare, diff_file_name
 from tempbench_core.atomic import write_json
@@ -13,6 +14,7 @@ from tempbench_core.console import info
 from tempbench_core.errors import TempbenchError
 from tempbench_core.runchecks import check_run_count, check_run_inputs, check_run_split
 from tempbench_core.runfile import meta_path, read_written_run
+from tempbench_core.schema import SHIPPED_CONFIGS
 
 #: How a refusal of a baselines file tells the way out: ``reproduce`` has no ``--force``.
 BASELINE_WAY_OUT = "take the file out of baselines/"
@@ -67,6 +69,9 @@ def check_baselines(data: Any, split: str) -> None:
         check_run_inputs(path, data, ("benchmark", "benchmark_ids"), way_out=BASELINE_WAY_OUT)
         check_run_count(path, way_out=BASELINE_WAY_OUT)
         check_run_split(path, split, lambda: None, way_out=BASELINE_WAY_OUT)
+        role = match_config(path.name.split(".", 1)[0], list(SHIPPED_CONFIGS))
+        if role is not None:
+            check_run_role(path, role, way_out=BASELINE_WAY_OUT)
 
 
 def diffed_files(baselines_dir: Path) -> list[Path]:

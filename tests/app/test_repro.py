@@ -351,7 +351,10 @@ def test_runs_on_other_data(folders: dict, tmp_path: Path, capsys) -> None:
 
 def test_bad_folders_and_options(folders: dict, tmp_path: Path, capsys) -> None:
     err = _fails(capsys, str(tmp_path / "missing"), str(folders["root"] / "rep"))
-    assert "is not a directory" in err and "expected a folder of per-question runs" in err
+    assert "missing not found" in err and "expected a folder of per-question runs" in err
+    (tmp_path / "a_file").write_text("", encoding="utf-8")
+    err = _fails(capsys, str(tmp_path / "a_file"), str(folders["root"] / "rep"))
+    assert "a_file is not a directory" in err and "expected a folder of per-question runs" in err
     err = _fails(capsys, str(folders["root"] / "orig"), str(folders["root"] / "rep"), "--rbo-p", "1.5")
     assert "strictly between 0 and 1" in err
     err = _fails(capsys, str(folders["root"] / "orig"), str(folders["root"] / "rep"), "--rbo-depth", "0")
