@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from contextlib import ExitStack
 
 from retriever import RunOptions, load_config, looks_like_path, run_to_file
 from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
 from tempbench.data import CACHE_DIR_HELP, absolute_or_none, add_data_arguments, command_provenance, data_from_args
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError
-from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claim_output_dir
+from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claimed_output_dir
 from tempbench_core.runfile import meta_path
 from tempbench_core.schema import DEFAULT_SPLIT, SPLIT_CHOICES
 
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     data = data_from_args(args)
     # with --set the name carries the overrides, so an ablation never replaces the shipped run
     inputs = [*data.input_files(), args.config if looks_like_path(args.config) else None]
+    stack = ExitStack()
     if args.out:
         if args.out.lower().endswith(".gz"):
             # every reader opens a .gz name through gzip: plain text there could not be read back
@@ -56,13 +58,16 @@ def run(args: argparse.Namespace) -> int:
         out = check_output_file(args.out, inputs, "--out")
         check_output_file(meta_path(out), inputs, "--out's .meta.json")
     else:
-        out = claim_output_dir(DEFAULT_OUT, "outputs", inputs, data_root=data.root) / "runs" / f"{config.name}.jsonl"
+        # made here, the folder is removed again if the run fails before writing anything into it
+        out = stack.enter_context(claimed_output_dir(DEFAULT_OUT, "outputs", inputs, data_root=data.root))
+        out = out / "runs" / f"{config.name}.jsonl"
     config_word = absolute_or_none(args.config) if looks_like_path(args.config) else args.config
     provenance = command_provenance(data, ["run"], [("--config", config_word), ("--set", args.set),
                                                     ("--split", args.split), ("--out", absolute_or_none(out))])
-    meta = run_to_file(config, data, split=args.split, out_path=out,
-                       options=RunOptions(workers=args.workers, resume=args.resume, cache_dir=args.cache_dir,
-                                          shard_size=args.shard_size, provenance=provenance.to_json()))
+    with stack:
+        meta = run_to_file(config, data, split=args.split, out_path=out,
+                           options=RunOptions(workers=args.workers, resume=args.resume, cache_dir=args.cache_dir,
+                                              shard_size=args.shard_size, provenance=provenance.to_json()))
     counts, timings = meta["counts"], meta["timings"]
     print_table(
         f"tempbench run {config.name} ({args.split})",

@@ -166,3 +166,18 @@ def test_a_symbolic_link_loop_is_named(tmp_path, data, capsys):
     assert "a loop of links" in capsys.readouterr().err
     assert main(["score", str(tmp_path / "dangling.jsonl"), "--data", str(data)]) == 2
     assert "which does not exist" in capsys.readouterr().err
+
+
+def test_a_failed_run_leaves_no_default_output_folder(tmp_path, capsys, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--config", "oracle", "--data", "empty"]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert not (tmp_path / "tempbench-out").exists()
+
+
+def test_run_never_makes_its_default_folder_inside_the_data_root(data, capsys, monkeypatch):
+    monkeypatch.chdir(data)
+    assert main(["run", "--config", "oracle", "--data", "."]) == 2
+    assert "the data root" in capsys.readouterr().err
+    assert not (data / "tempbench-out").exists()
