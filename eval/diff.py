@@ -18,7 +18,11 @@ lacks is not reproduced).
 Items are compared in one *space* chosen for the whole file: ``id``
 (``s_id, r_id, o_id, t_start, t_end``) when every item on both sides carries
 ids, else ``label`` (``s, r, o, t_start, t_end``), else ``line`` (the rendered
-evidence line, which is what a baseline of rendered lines allows).
+evidence line, which is what a baseline of rendered lines allows). A file
+whose questions carry different spaces (one question's items only ids,
+another's only labels: SPEC §1.4 allows either) has no such space; with
+``auto`` each question is then compared in the first space its items on both
+sides allow, in the same order (:data:`PER_QUESTION`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from tempbench_core.schema import format_span
 from tempbench_core.text import terminal_text
 
 SPACES = ("id", "label", "line")
+#: The ``space`` of a diff whose questions are each compared in their own (module docstring).
+PER_QUESTION = "per question"
 _FIELDS = {"id": ("s_id", "r_id", "o_id"), "label": ("s", "r", "o")}
 
 
@@ -206,8 +212,34 @@ def diff_evidence(
         (id -> per-question diff, only the questions that differ, in baseline
         order then run-only ids).
     """
-    space = comparison_space(run, baseline, base_form, space)
+    try:
+        space = comparison_space(run, baseline, base_form, space)
+    except TempbenchError:
+        if space != "auto":
+            raise
+        spaces = question_spaces(run, baseline, base_form)
+        return {"space": PER_QUESTION, **_question_diffs(
+            run, baseline, lambda qid: {**diff_lists(run[qid], baseline[qid], spaces[qid]), "space": spaces[qid]})}
     return {"space": space, **_question_diffs(run, baseline, lambda qid: diff_lists(run[qid], baseline[qid], space))}
+
+
+def question_spaces(run: Mapping[str, Sequence[Mapping[str, Any]]], baseline: Mapping[str, Sequence[Mapping[str, Any]]],
+                    base_form: str) -> dict[str, str]:
+    """Each common question's own comparison space (:func:`choose_space` of its items on both sides).
+
+    Raises
+    ------
+    TempbenchError
+        A question whose items share no space, named with what its items carry.
+    """
+    spaces = {}
+    for qid in baseline:
+        if qid in run:
+            try:
+                spaces[qid] = choose_space(run[qid], baseline[qid], base_form)
+            except TempbenchError as exc:
+                raise TempbenchError(f"question {terminal_text(str(qid))}: {exc}") from None
+    return spaces
 
 
 def comparison_space(run: Mapping[str, Sequence[Mapping[str, Any]]], baseline: Mapping[str, Sequence[Mapping[str, Any]]],

@@ -23,7 +23,8 @@ READINGS: dict[str, str] = {
     "er": "ER (effect ratio): 1 = the ablation's effect reproduced in full; 0..1 = smaller, > 1 = larger, < 0 = "
           "the opposite direction",
     "delta_ri": "ΔRI (delta relative improvement): 0 = the same relative effect; > 0 = a smaller relative "
-                "effect than the original's, < 0 = a larger one",
+                "effect than the original's, < 0 = a larger one; n/a = a zero denominator (for ER: the original's "
+                "two means are equal; for ΔRI: a mean of the baseline configuration is 0)",
     "plot": "ER against ΔRI: the point (1, 0) is perfect reproduction of an effect; to the right of ER = 1 "
             "a larger effect, to the left a smaller one; above ΔRI = 0 a smaller relative improvement",
 }

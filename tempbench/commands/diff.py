@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.baselines import load_baseline
-from eval.diff import baseline_cell, compare, differing_metrics, metrics_agreement, run_evidence
+from eval.diff import PER_QUESTION, baseline_cell, compare, differing_metrics, metrics_agreement, run_evidence
 from eval.sweep import run_sweep
 from retriever import (
     DecisionSweep,
@@ -69,12 +69,19 @@ def run_config(run_path: Path, name: str | None) -> Any:
     return RetrieverConfig.from_mapping(cfg, source=str(meta_path(run_path))) if isinstance(cfg, dict) else None
 
 
+def _compared_by(space: str) -> str:
+    """How the header names the diff's comparison space."""
+    if space == PER_QUESTION:
+        return "each question compared by ids, labels or lines, the first its items on both sides carry"
+    return f"compared by {space}"
+
+
 def print_diff(result: dict[str, Any], show: int = 10) -> None:
     """Summary, per-question details, metric deltas and sweep ranking, as tables."""
     summ = result.get("summary")
     if summ:
         print_table(f"diff: exact match {summ['exact']:,} of {summ['baseline_questions']:,} baseline questions "
-                    f"({summ['exact_share']:.1%}), compared by {result['space']}",
+                    f"({summ['exact_share']:.1%}), {_compared_by(result['space'])}",
                     ["measure", "value"], [[k, v] for k, v in summ.items()])
         shown = 0
         for qid, d in result["questions"].items():

@@ -13,6 +13,7 @@ from reference.diff import exact_reading
 
 from eval import diff as diff_module
 from eval.diff import diff_evidence, diff_read_evidence, run_evidence
+from tempbench_core.errors import TempbenchError
 from tempbench_core.runfile import RunRecords
 
 _NAMES = st.sampled_from(["a", "b", "c", "Q1", "Q2", 7])
@@ -109,3 +110,24 @@ def test_only_differing_questions_converted(monkeypatch: pytest.MonkeyPatch) -> 
     assert out["summary"]["exact"] == 49 and list(out["questions"]) == ["q3"]
     assert len(converted) == 2
     assert out["questions"]["q3"]["changed"][0]["baseline_time"] == [1991.0, 1990.0]
+
+
+def test_questions_of_different_spaces_are_each_compared_in_their_own() -> None:
+    """SPEC §1.4 lets each item be in the label or the id space: a file whose questions differ is still diffed."""
+    by_label = {"s": "A", "r": "rel", "o": "B", "t_start": 1990, "t_end": 1990}
+    by_id = {"s_id": "Q1", "r_id": "P1", "o_id": "Q2", "t_start": 1975, "t_end": 1975}
+    run, base = RunRecords(), RunRecords()
+    run["q1"] = {"id": "q1", "evidence": [dict(by_label)], "cutoff_ties": []}
+    base["q1"] = {"id": "q1", "evidence": [dict(by_label)], "cutoff_ties": []}
+    run["q2"] = {"id": "q2", "evidence": [dict(by_id)], "cutoff_ties": []}
+    base["q2"] = {"id": "q2", "evidence": [{**by_id, "t_start": 1976}], "cutoff_ties": []}
+    for out in (diff_read_evidence(run, base), diff_evidence(run_evidence(run), run_evidence(base))):
+        assert out["space"] == diff_module.PER_QUESTION
+        assert out["summary"]["exact"] == 1 and list(out["questions"]) == ["q2"]
+        assert out["questions"]["q2"]["space"] == "id" and len(out["questions"]["q2"]["changed"]) == 1
+    assert exact_reading(run, base, base.item_form) == ("per question", {"q2"}, 1, 0, 0)
+    with pytest.raises(TempbenchError, match="in the id space"):
+        diff_read_evidence(run, base, "id")  # a space asked for must hold every item, as before
+    base["q1"] = {"id": "q1", "evidence": [dict(by_id)], "cutoff_ties": []}  # q1: labels in the run, ids here
+    with pytest.raises(TempbenchError, match="question q1: cannot compare evidence"):
+        diff_read_evidence(run, base)

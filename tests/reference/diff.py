@@ -6,7 +6,10 @@ t_start, t_end``) when every such item on both sides carries them, else
 ``label`` (``s, r, o, t_start, t_end``), else ``line``; a baseline of
 rendered lines is compared by line; a 5-list item is ``[s, r, o, t_start,
 t_end]`` (SPEC §1.4). A question is reproduced exactly when both lists are
-equal item by item in that space. Written from that text on the records as
+equal item by item in that space. When no space holds every such item (the
+questions carry different spaces), each common question is compared in the
+first space of that order that its own items on both sides carry, and the
+diff's space reads ``per question``. Written from that text on the records as
 read, importing nothing of the project.
 """
 
@@ -34,7 +37,7 @@ def exact_reading(run: dict[Any, dict[str, Any]], baseline: dict[Any, dict[str, 
     """``(space, differing common question ids, exact, only in the baseline, only in the run)``.
 
     Question ids compared as strings, the later record of two equal strings
-    taking the earlier's place; ``space`` is ``None`` when no space fits.
+    taking the earlier's place; ``space`` is ``None`` when a common question's items share no space.
     """
     def items_of(rec: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(zip(("s", "r", "o", "t_start", "t_end"), it, strict=True)) if isinstance(it, list) else it
@@ -46,13 +49,18 @@ def exact_reading(run: dict[Any, dict[str, Any]], baseline: dict[Any, dict[str, 
     items = [it for q in common for it in run_ev[q] + base_ev[q]]
     candidates = ["line"] if base_form == "line" else ["id", "label", "line"]
     space = next((s for s in candidates if all(_carries(it, s) for it in items)), None)
-    if space is None:
-        return None, set(), 0, 0, 0
+    own = {}
+    for q in common:
+        mine = space or next((s for s in candidates if all(_carries(it, s) for it in run_ev[q] + base_ev[q])), None)
+        if mine is None:
+            return None, set(), 0, 0, 0
+        own[q] = mine
     differing = set()
     exact = 0
     for q in common:
-        if [_key(it, space) for it in run_ev[q]] == [_key(it, space) for it in base_ev[q]]:
+        if [_key(it, own[q]) for it in run_ev[q]] == [_key(it, own[q]) for it in base_ev[q]]:
             exact += 1
         else:
             differing.add(q)
-    return (space, differing, exact, sum(q not in run_ev for q in base_ev), sum(q not in base_ev for q in run_ev))
+    return (space or "per question", differing, exact, sum(q not in run_ev for q in base_ev),
+            sum(q not in base_ev for q in run_ev))
