@@ -77,7 +77,7 @@ def attribution_json(result: Mapping[str, Any]) -> str:
     """The text of ``tempbench explain --json``: one line per question, the summary indented.
 
     ``{"questions": {QID: [stage, ...]}, "summary": {...}}``; question ids are
-    written as JSON strings.
+    written as JSON strings. A ``provenance`` of ``result`` (the command's) follows the summary.
     """
     questions = result["questions"]
     lines = ["{", '  "questions": {']
@@ -88,7 +88,11 @@ def attribution_json(result: Mapping[str, Any]) -> str:
                                   for qid, stages in zip(quoted, questions.values(), strict=True)]))
     lines.append("  },")
     summary = dumps_json(result["summary"], indent=2).replace("\n", "\n  ")
-    lines += [f'  "summary": {summary}', "}"]
+    lines.append(f'  "summary": {summary}')
+    if "provenance" in result:
+        lines[-1] += ","
+        lines.append('  "provenance": ' + dumps_json(result["provenance"], indent=2).replace("\n", "\n  "))
+    lines.append("}")
     return "\n".join(lines) + "\n"
 
 

@@ -87,6 +87,13 @@ def command_provenance(data: DataPaths, words: Sequence[str], options: Sequence[
     return make_provenance(data, command, reads_kg=kg)
 
 
+def config_word(config: str | None) -> str | None:
+    """``--config`` as a recorded command gives it: a shipped name as it is, a file's path absolute."""
+    from retriever import looks_like_path  # the retriever is imported by the commands that run it, not at start-up
+
+    return absolute_or_none(config) if config is not None and looks_like_path(config) else config
+
+
 def absolute_or_none(path: str | Path | None) -> str | None:
     """A path option's value as the recorded command gives it: absolute (``None`` stays ``None``)."""
     return None if path is None else absolute(path)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from retriever import load_config
 from tempbench.check import RELEASE, CheckReport, check_data
 from tempbench.check.report import count_cell
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, config_word, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import format_cell, info, print_table
 from tempbench_core.outputs import check_output_file
@@ -55,6 +56,13 @@ def print_report(report: CheckReport) -> None:
     info(f"{verdict} the release {RELEASE}; " + ", ".join(f"{format_cell(n)} {lvl}" for lvl, n in summary.items()))
 
 
+def check_provenance(args: argparse.Namespace) -> Any:
+    """The data's origin and the command line of this check (every option that changes the JSON)."""
+    return command_provenance(data_from_args(args), ["check"], [
+        ("--json", absolute_or_none(args.json)), ("--config", [config_word(c) for c in args.config or []] or None),
+        ("--paper-numbers", absolute_or_none(args.paper_numbers))])
+
+
 def run(args: argparse.Namespace) -> int:
     """Check; write ``--json``; exit 0 unless an error-level finding (2)."""
     data = data_from_args(args)
@@ -64,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     report = check_data(data, paper_numbers=args.paper_numbers, configs=configs)
     print_report(report)
     if args.json:
-        write_json(Path(args.json), report.to_json())
+        doc = report.to_json()
+        doc["root"] = absolute_or_none(doc["root"])  # as the recorded command names it: reruns to the same bytes
+        write_json(Path(args.json), {**doc, "provenance": check_provenance(args).to_json()})
         info(f"wrote {args.json}")
     return 0 if report.ok else 2

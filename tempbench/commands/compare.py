@@ -18,7 +18,7 @@ from eval.paired import ALPHA, compare_evaluations
 from eval.scoring import evaluate
 from tempbench.commands._numbers import RESAMPLES_RANGE
 from tempbench.commands._scoring import add_scoring_arguments, check_boot, check_runs, ci_text, load_inputs
-from tempbench.data import data_from_args
+from tempbench.data import absolute_or_none, command_provenance, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import RunMismatchError
@@ -81,10 +81,18 @@ def run(args: argparse.Namespace) -> int:
     if result.get("note"):
         info(f"note: {result['note']}")
     if args.json:
-        write_json(args.json, result)
-
+        write_json(args.json, {**result, "provenance": compare_provenance(args).to_json()})
         info(f"wrote {args.json}")
     return 0
+
+
+def compare_provenance(args: argparse.Namespace) -> Any:
+    """The data's origin and the command line of this comparison (every option that changes the JSON)."""
+    return command_provenance(data_from_args(args), ["compare", absolute_or_none(args.run_a),
+                                                     absolute_or_none(args.run_b)], [
+        ("--json", absolute_or_none(args.json)), ("--perm", args.perm), ("--holm", args.holm),
+        ("--split", args.split), ("--key", args.key), ("--boot", args.boot), ("--seed", args.seed),
+        ("--force", args.force)], kg=False)
 
 
 def _p(p: float | None, p_min: float) -> str:

@@ -27,7 +27,7 @@ from retriever import (
 )
 from tempbench.commands._numbers import check_numbers
 from tempbench.commands._scoring import add_force_argument, check_runs
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, config_word, data_from_args
 from tempbench_core.atomic import write_json
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError, RunMismatchError, TempbenchError
@@ -232,7 +232,9 @@ def run(args: argparse.Namespace) -> int:
             f"{args.run} and {args.baseline} have no question in common ({summ['run_questions']:,} vs "
             f"{summ['baseline_questions']:,} questions, e.g. {run_ids[0]!r} only in the run); "
             "were they made on the same benchmark and split?")
-    result["run"] = str(run_path)
+    # absolute, as the recorded command names them: the command reruns to the same bytes from any folder
+    result["run"] = absolute_or_none(run_path)
+    result["baseline"] = absolute_or_none(args.baseline)
     if args.sweep:
         if not isinstance(baseline, RunRecords):
             raise ConfigError("--sweep needs a per-question baseline (a metric table cannot be matched exactly)")
@@ -249,6 +251,16 @@ def run(args: argparse.Namespace) -> int:
         result["sweep"] = run_sweep(index, config, questions, run_evidence(baseline), baseline.item_form, keys=args.keys)
     print_diff(result, args.show)
     if args.json:
-        write_json(Path(args.json), result)
+        write_json(Path(args.json), {**result, "provenance": diff_provenance(args).to_json()})
         info(f"wrote {args.json}")
     return 0
+
+
+def diff_provenance(args: argparse.Namespace) -> Any:
+    """The data's origin and the command line of this diff (every option that changes the JSON)."""
+    return command_provenance(data_from_args(args), ["diff", absolute_or_none(args.run), absolute_or_none(args.baseline)],
+                              [("--json", absolute_or_none(args.json)), ("--sweep", args.sweep),
+                               ("--keys", None if args.keys is None else ",".join(args.keys)),
+                               ("--config", config_word(args.config)), ("--space", args.space),
+                               ("--force", args.force)], kg=bool(args.sweep))
+

@@ -22,7 +22,14 @@ from eval.attribution import attribute_run, attribution_json, longer_than_k, run
 from eval.explain import STAGE_HELP, STAGES, Explainer
 from retriever import load_benchmark, load_config, load_index
 from tempbench.commands._scoring import RETRIEVAL_INPUTS, add_force_argument, check_runs
-from tempbench.data import CACHE_DIR_HELP, add_data_arguments, data_from_args
+from tempbench.data import (
+    CACHE_DIR_HELP,
+    absolute_or_none,
+    add_data_arguments,
+    command_provenance,
+    config_word,
+    data_from_args,
+)
 from tempbench_core.atomic import write_text
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import RunMismatchError
@@ -93,6 +100,12 @@ def print_summary(summary: dict[str, Any], title: str = "") -> None:
          f"{counts['retrieved']:,} retrieved (the distinct gold triples the TRP/CCR scorer counts as hits)")
 
 
+def explain_provenance(args: argparse.Namespace) -> Any:
+    """The data's origin and the command line of this attribution (every option that changes the JSON)."""
+    return command_provenance(data_from_args(args), ["explain", absolute_or_none(args.run)], [
+        ("--json", absolute_or_none(args.json)), ("--config", config_word(args.config)), ("--force", args.force)])
+
+
 def run(args: argparse.Namespace) -> int:
     """Attribute, print, optionally write JSON."""
     t0 = time.perf_counter()
@@ -110,10 +123,10 @@ def run(args: argparse.Namespace) -> int:
     explainer, questions = load_explainer(data, config, args.cache_dir)
     result = attribute_run(explainer, records, questions,
                            progress=lambda items, total: progress(items, total=total, description="explain"))
-    result["summary"]["run"] = str(args.run)
+    result["summary"]["run"] = absolute_or_none(args.run)  # as the recorded command names it
     print_summary(result["summary"], title=Path(args.run).name)
     if args.json:
-        write_text(args.json, attribution_json(result))
+        write_text(args.json, attribution_json({**result, "provenance": explain_provenance(args).to_json()}))
         info(f"wrote {args.json}")
     info(f"explained {len(records):,} questions in {time.perf_counter() - t0:.1f} s")
     return 0

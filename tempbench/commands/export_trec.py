@@ -21,7 +21,8 @@ from eval.keyspace import DEFAULT_KEY, KEY_CHOICES
 from eval.scoring import select
 from eval.trec import QRELS_NAME, RUN_SUFFIX, build_export, run_file_name, write_export
 from tempbench.commands._scoring import add_force_argument, check_runs, load_inputs
-from tempbench.data import add_data_arguments, data_from_args
+from tempbench.data import absolute_or_none, add_data_arguments, command_provenance, data_from_args
+from tempbench_core.atomic import write_json
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError, RunMismatchError
 from tempbench_core.outputs import check_output_file, claim_output_dir
@@ -75,6 +76,17 @@ def run_name(path: str | Path) -> str:
     return Path(name).stem or name
 
 
+#: The file beside the TREC files that says where they came from and how to write them again.
+PROVENANCE_NAME = "export.meta.json"
+
+
+def export_provenance(args: argparse.Namespace, out_dir: Path) -> Any:
+    """The data's origin and the command line of this export (every option that changes the files)."""
+    return command_provenance(data_from_args(args), ["export-trec", *(absolute_or_none(p) for p in args.run)], [
+        ("--out", absolute_or_none(out_dir)), ("--split", args.split), ("--key", args.key), ("--tag", args.tag),
+        ("--force", args.force)], kg=False)
+
+
 def run(args: argparse.Namespace) -> int:
     names = [run_name(p) for p in args.run]
     files = [run_file_name(n) for n in names]
@@ -86,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     paths = data_from_args(args)
     inputs = [*args.run, *paths.input_files()]
     claim_output_dir(out_dir, "outputs", inputs, create=False)
-    for target in [out_dir / QRELS_NAME, *(out_dir / file for file in files)]:
+    for target in [out_dir / QRELS_NAME, out_dir / PROVENANCE_NAME, *(out_dir / file for file in files)]:
         if target.exists():
             check_output_file(target, inputs, "--out")
     check_runs(args, *args.run)
@@ -117,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
     export = build_export(chosen or [], tables, key=args.key)
     claim_output_dir(out_dir, "outputs", inputs)
     written = write_export(out_dir, export, {n: args.tag for n in names} if args.tag else None)
+    # TREC files hold no comment: where they came from is written beside them
+    write_json(out_dir / PROVENANCE_NAME, {"files": [p.name for p in written],
+                                           "provenance": export_provenance(args, out_dir).to_json()})
 
     empty = (f"; the {export.empty_rel} without one have no line, as SPEC §3.4 leaves them out of the average"
              if export.empty_rel else "")

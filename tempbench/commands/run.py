@@ -7,7 +7,14 @@ from contextlib import ExitStack
 
 from retriever import RunOptions, load_config, looks_like_path, run_to_file
 from tempbench.commands._numbers import WORKERS_RANGE, check_numbers
-from tempbench.data import CACHE_DIR_HELP, absolute_or_none, add_data_arguments, command_provenance, data_from_args
+from tempbench.data import (
+    CACHE_DIR_HELP,
+    absolute_or_none,
+    add_data_arguments,
+    command_provenance,
+    config_word,
+    data_from_args,
+)
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError
 from tempbench_core.outputs import DEFAULT_OUT, check_output_file, claimed_output_dir
@@ -61,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
         # made here, the folder is removed again if the run fails before writing anything into it
         out = stack.enter_context(claimed_output_dir(DEFAULT_OUT, "outputs", inputs, data_root=data.root))
         out = out / "runs" / f"{config.name}.jsonl"
-    config_word = absolute_or_none(args.config) if looks_like_path(args.config) else args.config
-    provenance = command_provenance(data, ["run"], [("--config", config_word), ("--set", args.set),
+    provenance = command_provenance(data, ["run"], [("--config", config_word(args.config)), ("--set", args.set),
                                                     ("--split", args.split), ("--out", absolute_or_none(out))])
     with stack:
         meta = run_to_file(config, data, split=args.split, out_path=out,

@@ -34,7 +34,7 @@ def explained(runs, small_sample, tmp_path_factory):
 def test_explain_json_and_tables(runs, small_sample, explained, tmp_path, capsys):
     ids = [json.loads(line)["id"] for line in runs["oracle"].read_text(encoding="utf-8").splitlines()]
     assert list(explained["questions"]) == ids
-    assert set(explained) == {"questions", "summary"}
+    assert set(explained) == {"questions", "summary", "provenance"}  # the command's; reproduce's files have none
     summary = explained["summary"]
     assert summary["config"]["name"] == "oracle" and summary["stages"] == list(STAGES)
     assert summary["n_hops"] == sum(len(s) for s in explained["questions"].values())

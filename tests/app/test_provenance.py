@@ -220,3 +220,49 @@ def test_run_and_score_record_absolute_paths_and_a_command_that_reruns(tiny, tmp
     monkeypatch.chdir(tmp_path)
     assert main(words[1:]) == 0
     assert (work / "score.json").read_bytes() == first
+
+
+@pytest.mark.parametrize("command", [
+    ["diff", "oracle.jsonl", "oracle.jsonl", "--data", "data", "--json", "out.json"],
+    ["explain", "oracle.jsonl", "--data", "data", "--json", "out.json"],
+    ["check", "--data", "data", "--json", "out.json", "--config", "oracle"],
+    ["compare", "oracle.jsonl", "oracle.jsonl", "--data", "data", "--json", "out.json", "--boot", "20", "--perm", "20"],
+])
+def test_every_json_of_a_command_records_a_command_that_reruns(tiny, tmp_path, monkeypatch, capsys, command):
+    """diff, explain, check and compare: the data's origin and a command line that writes the same bytes again."""
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copytree(tiny, work / "data")
+    monkeypatch.chdir(work)
+    assert main(["run", "--config", "oracle", "--data", "data", "--out", "oracle.jsonl"]) == 0
+    assert main(command) in (0, 2)  # check exits 2 on an error finding, and still writes its JSON
+    capsys.readouterr()
+    first = (work / "out.json").read_bytes()
+    provenance = json.loads(first)["provenance"]
+    assert provenance["origin"] == "generated"
+    words = shlex.split(provenance["command"])
+    assert words[:2] == ["tempbench", command[0]]
+    assert words[words.index("--json") + 1] == str(work / "out.json")
+    (work / "out.json").rename(work / "first.json")
+    monkeypatch.chdir(tmp_path)
+    main(words[1:])
+    capsys.readouterr()
+    assert (work / "out.json").read_bytes() == first
+
+
+def test_export_trec_writes_its_provenance_beside_the_trec_files(tiny, tmp_path, monkeypatch, capsys):
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copytree(tiny, work / "data")
+    monkeypatch.chdir(work)
+    assert main(["run", "--config", "oracle", "--data", "data", "--out", "oracle.jsonl"]) == 0
+    assert main(["export-trec", "oracle.jsonl", "--data", "data", "--out", "trec"]) == 0
+    capsys.readouterr()
+    doc = json.loads((work / "trec" / "export.meta.json").read_text(encoding="utf-8"))
+    assert doc["files"] == ["qrels.txt", "oracle.trec"] and doc["provenance"]["origin"] == "generated"
+    first = {name: (work / "trec" / name).read_bytes() for name in ("qrels.txt", "oracle.trec", "export.meta.json")}
+    for name in first:
+        (work / "trec" / name).unlink()
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(doc["provenance"]["command"])[1:]) == 0
+    assert {name: (work / "trec" / name).read_bytes() for name in first} == first

@@ -62,6 +62,7 @@ def test_the_attribution_of_reproduce_is_the_explain_commands(small_sample, tmp_
         assert proc.returncode == 0, proc.stderr
         by_command = json.loads(target.read_text(encoding="utf-8"))
         assert by_command["summary"].pop("run") == str(out / "runs" / f"{name}.jsonl")  # the command names its input
+        assert by_command.pop("provenance")["command"].startswith("tempbench explain ")  # and itself
         assert by_command == json.loads((out / "explain" / f"{name}.json").read_text(encoding="utf-8"))
 
 
