@@ -350,14 +350,21 @@ def _common_keys(lists: Sequence[Sequence[Mapping[str, Any]]], space: str) -> li
     return out
 
 
-def exact_share(run: Mapping[str, Sequence[Mapping[str, Any]]], baseline: Mapping[str, Sequence[Mapping[str, Any]]], space: str) -> tuple[int, int]:
-    """``(questions reproduced exactly, baseline questions)`` in ``space`` (fast path)."""
+def exact_share(run: Mapping[str, Sequence[Mapping[str, Any]]], baseline: Mapping[str, Sequence[Mapping[str, Any]]],
+                space: str | Mapping[str, str]) -> tuple[int, int]:
+    """``(questions reproduced exactly, baseline questions)`` in ``space`` (or each question's, :func:`space_of`)."""
     n = 0
     for qid, items in baseline.items():
         got = run.get(qid)
-        if got is not None and [item_key(i, space) for i in got] == [item_key(i, space) for i in items]:
+        if got is not None and [item_key(i, space_of(space, qid)) for i in got] == \
+                [item_key(i, space_of(space, qid)) for i in items]:
             n += 1
     return n, len(baseline)
+
+
+def space_of(space: str | Mapping[str, str], qid: str) -> str:
+    """The space question ``qid`` is compared in: ``space``, or its own of a mapping (:func:`question_spaces`)."""
+    return space if isinstance(space, str) else space[qid]
 
 
 # --------------------------------------------------------------------------- items

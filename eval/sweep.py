@@ -14,8 +14,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from eval.diff import choose_space, diff_lists, exact_share, item_key
+from eval.diff import choose_space, diff_lists, exact_share, item_key, question_spaces, space_of
 from retriever import DecisionSweep
+from tempbench_core.errors import TempbenchError
 
 __all__ = ["REPRODUCED_SHARE", "keys_without_effect", "run_sweep"]
 
@@ -96,16 +97,14 @@ def _variant_groups(runs: Iterable[tuple[Any, Mapping[Any, Sequence[Any]]]],
     variant's group, in sweep order; the key space the evidence is compared in.
     """
     group_of: list[int] = []
-    space = None
+    space: str | dict[str, str] | None = None
     groups: dict[int, dict[str, Any]] = {}
     fingerprints: dict[tuple, int] = {}
     for order, (changes, run) in enumerate(runs):
         if space is None or base_form == "line":
-            space = choose_space(
-                itertools.chain.from_iterable(run.values()), itertools.chain.from_iterable(baseline.values()), base_form
-            )
+            space = _sweep_space(run, baseline, base_form)
         # identical evidence on every question -> one group (the same object when shared by construction)
-        fingerprint = tuple(tuple(item_key(it, space) for it in run.get(q, ())) for q in baseline)
+        fingerprint = tuple(tuple(item_key(it, space_of(space, q)) for it in run.get(q, ())) for q in baseline)
         gid = fingerprints.setdefault(fingerprint, len(fingerprints))
         if gid not in groups:
             n, total = exact_share(run, baseline, space)
@@ -113,6 +112,21 @@ def _variant_groups(runs: Iterable[tuple[Any, Mapping[Any, Sequence[Any]]]],
         groups[gid]["members"].append((order, dict(changes)))
         group_of.append(gid)
     return groups, group_of, space
+
+
+def _sweep_space(run: Mapping[str, Sequence[Mapping[str, Any]]], baseline: Mapping[str, Sequence[Mapping[str, Any]]],
+                 base_form: str) -> str | dict[str, str]:
+    """The space of the whole comparison (:func:`~eval.diff.choose_space`); else, when the baseline's questions
+    carry different spaces, each question's own (as :func:`~eval.diff.diff_evidence` compares them)."""
+    try:
+        return choose_space(itertools.chain.from_iterable(run.values()),
+                            itertools.chain.from_iterable(baseline.values()), base_form)
+    except TempbenchError:
+        return question_spaces({q: run.get(q, []) for q in baseline}, baseline, base_form)
+
+
+def _keys(items: Sequence[Mapping[str, Any]], space: str) -> list[Any]:
+    return [item_key(it, space) for it in items]
 
 
 def _group_row(group: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,12 +142,12 @@ def _group_row(group: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _first_difference(run: Mapping[Any, Sequence[Any]], baseline: Mapping[str, Sequence[Mapping[str, Any]]],
-                      space: str | None) -> dict[str, Any] | None:
+                      space: str | Mapping[str, str] | None) -> dict[str, Any] | None:
     """The first baseline question (file order) where ``run`` differs, with its per-question diff."""
     for qid, items in baseline.items():
         got = run.get(qid, [])
-        if [item_key(i, space) for i in got] != [item_key(i, space) for i in items]:
-            return {"question": qid, **diff_lists(got, items, space)}
+        if _keys(got, space_of(space, qid)) != _keys(items, space_of(space, qid)):
+            return {"question": qid, **diff_lists(got, items, space_of(space, qid))}
     return None
 
 

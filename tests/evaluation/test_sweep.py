@@ -133,3 +133,25 @@ def test_sweep_keys_and_variants():
     assert sweep_variants(oracle, ["tie_break"]) == [{}, {"tie_break": "pool_order"}]
     with pytest.raises(ConfigError, match="unknown sweep key.*valid: cap_scope"):
         sweep_variants(oracle, ["tie_brake"])
+
+
+def test_a_baseline_whose_questions_carry_different_spaces_is_swept_question_by_question(sample_run):
+    """SPEC §1.4: a baseline item is in the label or the id space; one file may hold both, question by question."""
+    index, questions = sample_run
+    base = load_config("oracle")
+    hidden = base.replace(tie_break="pool_order")
+    subset = _subset_where_it_matters(index, base, hidden, questions, n=10)
+    made = _evidence(index, hidden, subset)
+    fields = {"label": ("s", "r", "o"), "id": ("s_id", "r_id", "o_id")}
+    baseline = {qid: [{**{f: it[f] for f in fields["label" if i % 2 else "id"]}, "t_start": it["t_start"],
+                       "t_end": it["t_end"]} for it in items]
+                for i, (qid, items) in enumerate(made.items())}
+    with pytest.raises(Exception, match="no common item space"):
+        choose_space([it for v in baseline.values() for it in v], [], "triple")
+    result = run_sweep(index, base, subset, baseline, keys=["tie_break"])
+    best = result["rows"][0]
+    assert best["changes"] == {"tie_break": "pool_order"} and best["share"] == 1.0 and result["reproduced"]
+    assert result["first_difference"] is None
+    spaces = {qid: "label" if i % 2 else "id" for i, qid in enumerate(baseline)}
+    assert exact_share(made, baseline, spaces) == (len(baseline), len(baseline))
+    assert item_key(baseline[next(iter(baseline))][0], "id")[0].startswith("Q")
