@@ -14,7 +14,7 @@ from eval.report.tables import ordered
 from retriever import KGIndex, load_benchmark, load_config, load_flags, load_index
 from tempbench_core.layout import DataPaths, default_index_cache
 from tempbench_core.provenance import Provenance
-from tempbench_core.schema import SHIPPED_CONFIGS, select_split
+from tempbench_core.schema import SHIPPED_CONFIGS, require_split
 
 #: At most this many shards' results a worker keeps until it ends rather than free them one object at a time
 #: (the process ends without freeing anything: that took about a tenth of a run's time).
@@ -93,11 +93,11 @@ def load_inputs(data: DataPaths, split: str, out: Path, n_boot: int, cache_dir: 
     """Load the benchmark, flags and index of ``data`` and prepare what every configuration's run shares."""
     data.require("kg", "benchmark")
     questions = load_benchmark(data.benchmark, data.benchmark_ids)
+    chosen = require_split(questions, split)  # a split with no question is refused before anything is written
     flags = load_flags(data.flags) if data.flags is not None and Path(data.flags).exists() else None
     index = load_index(data.kg, data.labels, benchmark_dir=data.benchmark,
                        cache_dir=Path(cache_dir) if cache_dir is not None else default_index_cache())
     names = ordered(dict.fromkeys(SHIPPED_CONFIGS))
-    chosen = select_split(questions, split)
     every = dict.fromkeys(names, {q["id"] for q in chosen})
     shared: dict[Any, Any] = {}
     for q in chosen:  # what the browser shows of a question under every configuration, made once
