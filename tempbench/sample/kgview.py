@@ -37,6 +37,15 @@ def fact_order(head: np.ndarray, tail: np.ndarray, rel: np.ndarray, year: np.nda
     return np.lexsort((year, tail, rel, head))
 
 
+#: Year offsets are keys while the years span at most this many (or four times the rows), else year ranks.
+MAX_DENSE_SPAN = 1 << 20
+
+
+def years_by_rank(span: int, rows: int) -> bool:
+    """Whether a KG of ``rows`` rows whose years span ``span`` keys its years by rank (else by offset)."""
+    return span > max(MAX_DENSE_SPAN, 4 * rows)
+
+
 class KGView:
     """Sorted indexes over the rows needed to draw chains and negatives.
 
@@ -55,12 +64,18 @@ class KGView:
         n = len(self.head)
         self.n = n
         self.ymin = int(self.year.min()) if n else 0
-        ny = (int(self.year.max()) - self.ymin + 1) if n else 1
+        span = (int(self.year.max()) - self.ymin + 1) if n else 1
+        # A year is keyed by its offset from the first year, or, when the years span far more than there are rows
+        # (a KG with a year 10**17), by its rank among the years present: the same order and groups, while a key
+        # per (entity, year) and a count per year stay small.
+        self.years = np.unique(self.year) if years_by_rank(span, n) else None
+        yo = (self.year - self.ymin).astype(np.int64) if self.years is None else np.searchsorted(self.years, self.year)
+        ny = span if self.years is None else len(self.years)
         self.ny = ny
         if n == 0:
             return
         # (h, r, t, year) order: groups of one fact and of one (s, r)
-        o = fact_order(self.head, self.tail, self.rel, self.year, self.ymin, ny)
+        o = fact_order(self.head, self.tail, self.rel, yo, 0, ny)
         self.hrt_order = o.astype(np.int32) if n < 2**31 else o
         h, r, t, y = self.head[o], self.rel[o], self.tail[o], self.year[o]
         new_hr = np.ones(n, dtype=bool)
@@ -92,7 +107,6 @@ class KGView:
         # twice): head_year_pool = deg_t(h) + sum over rows incident to h in year t
         # of deg_t(other end), an upper bound on a 2-hop BFS pool anchored at h and
         # filtered to t; head_footprint is the same over all years (no filter).
-        yo = (self.year - self.ymin).astype(np.int64)
         self.head_year_pool = self._head_year_pool(yo)
         ents = np.concatenate([self.head, self.tail])
         deg_all = np.bincount(ents)
@@ -167,7 +181,15 @@ class KGView:
 
     def next_rows(self, entity: int, year: int) -> np.ndarray:
         """The rows whose head is ``entity`` in ``year``, in row order."""
-        k = entity * self.ny + (year - self.ymin)
+        if self.years is None:
+            if not 0 <= year - self.ymin < self.ny:
+                return self.hy_order[:0]  # (its key would be another entity's)
+            k = entity * self.ny + (year - self.ymin)
+        else:
+            at = int(np.searchsorted(self.years, year))
+            if at == len(self.years) or int(self.years[at]) != year:
+                return self.hy_order[:0]
+            k = entity * self.ny + at
         a = np.searchsorted(self.hy_key, k, "left")
         b = np.searchsorted(self.hy_key, k, "right")
         return self.hy_order[a:b]

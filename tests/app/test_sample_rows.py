@@ -187,3 +187,36 @@ def test_head_year_pool_both_ways_match_a_slow_loop(dense_factor, rows) -> None:
         years_hrt = [yy for yy, a, b_, r in rows if (a, b_, r) == (h, t, rows[i][3])]
         assert kg.hr_first[i] == (y == min(years_hr)) and kg.hr_last[i] == (y == max(years_hr))
         assert kg.fact_start[i] == (y == min(years_hrt))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), far=st.sampled_from([0, 10**6, 10**17]))
+def test_years_by_rank_index_as_years_by_offset(seed: int, far: int) -> None:
+    """A KG whose years span far more than its rows (a year 10**17) is indexed by year rank: the same view."""
+    import tempbench.sample.kgview as kgview
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    head, tail = rng.integers(0, 40, n), rng.integers(0, 40, n)
+    rel, year = rng.integers(0, 5, n), rng.integers(1990, 2000, n) + far * (rng.random(n) < 0.1)
+    by_offset = _KGView(head, tail, rel, year) if far < 10**17 else None
+    saved = kgview.years_by_rank
+    kgview.years_by_rank = lambda span, rows: True
+    try:
+        by_rank = _KGView(head, tail, rel, year)
+    finally:
+        kgview.years_by_rank = saved
+    assert by_rank.years is not None
+    if by_offset is None:
+        by_offset = by_rank  # no offset index can hold 10**17 years: checked against lexsort alone below
+    assert (by_rank.hrt_order == np.lexsort((year, tail, rel, head))).all()
+    for name in ("hrt_order", "hr_start", "hr_size", "hrt_start", "hrt_size", "n_stale", "n_dist", "fact_start",
+                 "hr_first", "hr_last", "head_year_pool", "head_degree", "head_footprint"):
+        assert (getattr(by_rank, name) == getattr(by_offset, name)).all(), name
+    for entity, y in zip(head[:50].tolist(), year[:50].tolist(), strict=True):
+        expected = np.flatnonzero((head == entity) & (year == y))
+        assert by_rank.next_rows(entity, y).tolist() == expected.tolist()
+        for other in (y + 1, y - 1, int(year.max()) + 1):
+            wanted = np.flatnonzero((head == entity) & (year == other)).tolist()
+            assert by_rank.next_rows(entity, other).tolist() == wanted
+            assert by_offset.next_rows(entity, other).tolist() == wanted
