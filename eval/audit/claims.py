@@ -137,7 +137,17 @@ def load_claims(path: str | Path | None = None) -> tuple[list[Claim], dict[str, 
     claims = []
     seen: set[str] = set()
     required = ("id", "section", "group", "what", "paper", "kind", "compute", "command")
-    for i, row in enumerate(data.get("claim", []), start=1):
+    rows = data.get("claim", [])
+    if not isinstance(rows, list) or not rows:
+        raise ConfigError(f"{p}: no [[claim]] tables (expected the card's claims, one [[claim]] table each, as in "
+                          "the shipped configs/paper_numbers.toml)")
+    for i, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise ConfigError(f"{p}: claim #{i} is {row!r}, not a table (expected a [[claim]] table)")
+        for key in ("params", "tolerance"):
+            if not isinstance(row.get(key, {}), dict):
+                raise ConfigError(f"{p}: claim {row.get('id', f'#{i}')!r} has {key} = {row[key]!r}, not a table "
+                                  f"(expected {key} = {{name = value, ...}})")
         missing = [k for k in required if k not in row]
         if missing:
             raise ConfigError(f"{p}: claim #{i} lacks {', '.join(missing)}")

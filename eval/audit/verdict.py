@@ -123,11 +123,15 @@ def tolerances_from_toml(table: Mapping[str, Any] | None,
     Every kind of :data:`BOUNDS` must end with each of its bounds.
     """
     out: dict[str, dict[str, float]] = {k: dict((defaults or {}).get(k, {})) for k in KINDS}
+    if table is not None and not isinstance(table, Mapping):
+        raise ValueError(f"[tolerance] is {table!r}, not a table (expected [tolerance.<class>] tables of bounds)")
     for kind, values in (table or {}).items():
         if kind not in out:
             raise ValueError(f"unknown tolerance class {kind!r}; expected one of {', '.join(KINDS)}")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"tolerance {kind} = {values!r} is not a table (expected bounds such as okish_rel = 0.1)")
         for k, v in values.items():
-            number = float(v)
+            number = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
             if not math.isfinite(number) or number < 0:  # a NaN bound would make every verdict FAIL silently
                 raise ValueError(f"tolerance {kind}.{k} = {v!r} (expected a finite number >= 0)")
             out[kind][str(k)] = number

@@ -7,6 +7,7 @@ expected, and the inputs' bytes unchanged afterwards.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -181,3 +182,24 @@ def test_run_never_makes_its_default_folder_inside_the_data_root(data, capsys, m
     assert main(["run", "--config", "oracle", "--data", "."]) == 2
     assert "the data root" in capsys.readouterr().err
     assert not (data / "tempbench-out").exists()
+
+
+def test_reproduce_refuses_a_split_with_no_question_before_writing_anything(data, tmp_path, capsys):
+    bench = data / "benchmark" / "benchmark_labelled.jsonl"
+    records = [json.loads(line) for line in bench.read_text(encoding="utf-8").splitlines() if line.strip()]
+    bench.write_text("".join(json.dumps({**r, "split": "train"}) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["reproduce", "--data", str(data), "--out", str(out), "--boot", "10"]) == 2
+    assert "no benchmark question has split 'test'" in capsys.readouterr().err
+    assert not out.exists()  # no empty run files that look like runs
+
+
+def test_build_benchmark_takes_a_year_of_eighteen_digits(tmp_path, capsys):
+    """A year the KG reader accepts (up to 18 digits) is no reason for a dense array per year."""
+    kg = good_root(tmp_path / "data") / "tkgl-smallpedia_edgelist.csv"
+    lines = kg.read_text(encoding="utf-8").splitlines()
+    far = tmp_path / "far.csv"
+    far.write_text("\n".join([lines[0], "99999999999999999,Q1,Q2,P1", *lines[1:]]) + "\n", encoding="utf-8")
+    code = main(["build-benchmark", "--kg", str(far), "--out", str(tmp_path / "built"), "--target-n", "5"])
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "internal error" not in err and "Traceback" not in err, err
