@@ -203,3 +203,23 @@ def test_build_benchmark_takes_a_year_of_eighteen_digits(tmp_path, capsys):
     code = main(["build-benchmark", "--kg", str(far), "--out", str(tmp_path / "built"), "--target-n", "5"])
     err = capsys.readouterr().err
     assert code in (0, 2) and "internal error" not in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (lambda text: text.replace("paper = 6096", 'paper = 6096\ntolerance = "x"', 1), "not a table"),
+    (lambda text: text.replace("[tolerance.count]\nokish_rel = 0.01", '[tolerance.count]\nokish_rel = "x"', 1),
+     "tolerance count.okish_rel = 'x' (expected a finite number >= 0)"),
+    (lambda text: "", "no [[claim]] tables"),
+])
+def test_a_paper_numbers_file_of_another_shape_is_a_user_error(tmp_path, capsys, edit, expected):
+    from tempbench_core.layout import shipped_configs_dir
+
+    text = (shipped_configs_dir() / "paper_numbers.toml").read_text(encoding="utf-8")
+    changed = edit(text)
+    assert changed != text
+    claims = tmp_path / "claims.toml"
+    claims.write_text(changed, encoding="utf-8")
+    data = good_root(tmp_path / "data")
+    assert main(["audit", "--data", str(data), "--paper-numbers", str(claims)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and str(claims) in err and "internal error" not in err, err
