@@ -6,7 +6,8 @@ data. Its ``origin`` is one of :data:`ORIGINS`, decided in this order:
 
 ``generated``
     The data root holds the ``MANIFEST.json`` that ``tempbench sample`` writes
-    (its ``scale`` and ``seed`` are copied).
+    (its ``scale`` and ``seed`` are copied), and every file read is the root's
+    (a ``--kg`` from elsewhere makes it ``unknown``, as for ``built``).
 ``built``
     The root's lock (``tempbench.lock``, :mod:`tempbench_core.lock`) has a
     ``sources`` entry under :data:`BUILD_GROUP`, written by
@@ -221,7 +222,7 @@ def detect_origin(data: DataPaths) -> tuple[str, dict[str, Any]]:
         The root's lock exists but cannot be read.
     """
     root = data_root(data)
-    if root is not None:
+    if root is not None and _root_files_only(data, root):
         manifest = _manifest(root)
         if manifest is not None:
             return "generated", manifest
@@ -232,6 +233,18 @@ def detect_origin(data: DataPaths) -> tuple[str, dict[str, Any]]:
     if release is not None:
         return "release", release
     return "unknown", {}
+
+
+def _root_files_only(data: DataPaths, root: Path) -> bool:
+    """Whether every file of ``data`` is in ``root``: a ``--kg`` (or other file) from elsewhere is not what the
+    generator or the builder made, whatever the root's manifest or lock says."""
+    try:
+        inside = root.resolve()
+        return all(Path(f).resolve().is_relative_to(inside)
+                   for f in (data.kg, data.labels, data.benchmark, data.benchmark_ids, data.flags)
+                   if f is not None and Path(f).exists())
+    except OSError:
+        return False
 
 
 def make_provenance(data: DataPaths, command: str | None = None, reads_kg: bool = True) -> Provenance:

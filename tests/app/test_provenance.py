@@ -266,3 +266,14 @@ def test_export_trec_writes_its_provenance_beside_the_trec_files(tiny, tmp_path,
     monkeypatch.chdir(tmp_path)
     assert main(shlex.split(doc["provenance"]["command"])[1:]) == 0
     assert {name: (work / "trec" / name).read_bytes() for name in first} == first
+
+
+def test_a_generated_root_read_with_a_kg_from_elsewhere_is_of_unknown_origin(tiny, tmp_path):
+    """The manifest vouches for the root's own files only: a --kg from another folder is not what was generated."""
+    other = tmp_path / "kg.csv"
+    shutil.copyfile(tiny / KG_FILE, other)
+    with open(other, "a", encoding="utf-8") as handle:
+        handle.write("2001,Q1,Q2,P1\n")
+    assert make_provenance(find_inputs(tiny)).origin == "generated"
+    mixed = make_provenance(find_inputs(tiny, kg=other))
+    assert mixed.origin == "unknown" and mixed.kg["path"] == str(other)
