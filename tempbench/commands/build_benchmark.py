@@ -15,13 +15,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from retriever import load_edgelist, load_labels
 from tempbench.check.origin import command_line
 from tempbench.commands import _data_root as root_files
 from tempbench.commands._numbers import SEED_RANGE, TARGET_N_RANGE, check_numbers
 from tempbench.commands.sample import summary_rows
-from tempbench.sample.builder import DEFAULT_BUILD_SEED, DEFAULT_TARGET_N, Benchmark, EdgeColumns, build_benchmark
+from tempbench.sample.builder import (
+    DEFAULT_BUILD_SEED,
+    DEFAULT_TARGET_N,
+    Benchmark,
+    EdgeColumns,
+    build_benchmark,
+    split_plan,
+)
 from tempbench_core import atomic
 from tempbench_core.console import info, print_table
 from tempbench_core.errors import ConfigError
@@ -76,6 +84,29 @@ def _claim(out: Path, kg: Path, labels: Path | None, create: bool) -> tuple[Path
     return claim_output_dir(out, "data-root", [kg, labels], create=create), True
 
 
+def check_splits(stats: dict[str, Any], target_n: int) -> None:
+    """Refuse a benchmark in which a split of the plan got no question (the KG ran out before it).
+
+    The questions are drawn split by split (train, then dev, then test), so a
+    KG that cannot fill ``--target-n`` runs out in the last splits: a root
+    without test questions cannot be run on its default split.
+    """
+    built = stats.get("per_split", {})
+    empty = [name for name, size, _ in split_plan(target_n) if size and not built.get(name)]
+    if empty and stats.get("built"):
+        counts = ", ".join(f"{name} {built.get(name, 0):,}" for name, _, _ in split_plan(target_n))
+        raise ConfigError(f"the KG filled {stats['built']:,} of the {target_n:,} questions asked, and none of split "
+                          f"{', '.join(map(repr, empty))} ({counts}): the splits are filled in turn, so ask for fewer "
+                          f"(try --target-n {max(1, stats['built'] // 2):,})")
+    plan = {name: size / target_n for name, size, _ in split_plan(target_n)}
+    shares = {name: built.get(name, 0) / max(stats.get("built", 0), 1) for name in plan}
+    if any(shares[name] < plan[name] / 2 for name in plan):
+        info("warning: the KG ran out before the last splits were filled: their shares are "
+             + ", ".join(f"{name} {shares[name]:.0%}" for name in plan) + " (planned "
+             + ", ".join(f"{plan[name]:.0%}" for name in plan)
+             + f"); ask for fewer to keep them (try --target-n {max(1, stats['built'] // 2):,})")
+
+
 def run(args: argparse.Namespace) -> int:
     """Build and write the benchmark, place the KG and labels, write the lock, then print the summary tables."""
     if args.target_n < 1:
@@ -89,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     kg = load_edgelist(kg_path)
     labels = load_labels(labels_path) if labels_path else {}
     bench = build_benchmark(EdgeColumns.of(kg), labels, target_n=args.target_n, seed=args.seed)
+    check_splits(bench.stats, args.target_n)
     out, _ = _claim(out, kg_path, labels_path, create=True)
     # the three files are read as one benchmark: an interrupt while writing leaves none of them
     atomic.write_jsonl_together({out / BENCHMARK_LABELLED: bench.labelled, out / BENCHMARK_IDS: bench.ids,

@@ -223,3 +223,15 @@ def test_a_paper_numbers_file_of_another_shape_is_a_user_error(tmp_path, capsys,
     assert main(["audit", "--data", str(data), "--paper-numbers", str(claims)]) == 2
     err = capsys.readouterr().err
     assert expected in err and str(claims) in err and "internal error" not in err, err
+
+
+def test_build_benchmark_refuses_a_target_that_leaves_a_split_empty(tmp_path, small_sample, capsys):
+    """Splits are filled in turn: a KG that runs out first starves test; such a root could not be run."""
+    lines = (small_sample / "tkgl-smallpedia_edgelist.csv").read_text(encoding="utf-8").splitlines()
+    kg = tmp_path / "kg.csv"
+    kg.write_text("\n".join(lines[:60]) + "\n", encoding="utf-8")
+    out = tmp_path / "built"
+    assert main(["build-benchmark", "--kg", str(kg), "--out", str(out), "--target-n", "5000"]) == 2
+    err = capsys.readouterr().err
+    assert "none of split" in err and "'test'" in err and "try --target-n" in err, err
+    assert not (out / "benchmark").exists()
