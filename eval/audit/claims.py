@@ -24,6 +24,7 @@ from eval.audit.verdict import tolerances_from_toml
 from tempbench_core.errors import ConfigError
 from tempbench_core.layout import shipped_configs_dir
 from tempbench_core.provenance import ORIGINS
+from tempbench_core.schema import SPLIT_CHOICES
 from tempbench_core.tomlfile import load_toml
 
 
@@ -123,6 +124,8 @@ def _params_problem(compute: str, params: Any) -> str | None:
                and par.kind is not inspect.Parameter.VAR_POSITIONAL]
     if missing:
         return f"compute {compute!r} needs param {missing[0]!r} (its params: {', '.join(names)})"
+    if "split" in params and params["split"] not in SPLIT_CHOICES:  # else an error only when the claim is computed
+        return f"params split = {params['split']!r} (expected one of {', '.join(SPLIT_CHOICES)})"
     return None
 
 

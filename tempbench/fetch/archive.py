@@ -41,6 +41,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from tempbench.fetch.common import CHUNK, MAX_MEMBERS, RATIO_FLOOR, FetchError, FetchOptions, LimitError
+from tempbench_core.text import lone_surrogate
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
@@ -94,6 +95,9 @@ def member_name(raw: str, shown: str) -> str:
         raise FetchError(f"{shown}: unsafe member name {raw!r} (absolute, or with a '..' part): the archive is refused")
     if _CONTROL.search(raw):
         raise FetchError(f"{shown}: member name {raw!r} holds a control character: the archive is refused")
+    if lone_surrogate(raw) is not None:  # bytes that are no UTF-8 (tarfile keeps them as surrogate escapes)
+        raise FetchError(f"{shown}: member name {raw!r} is not valid UTF-8 (expected UTF-8 file names): the archive "
+                         "is refused")
     return "/".join(p for p in raw.split("/") if p not in ("", "."))
 
 

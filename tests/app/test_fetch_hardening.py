@@ -208,6 +208,21 @@ def test_unsafe_member_names_are_refused(tmp_path, name):
     assert not any(p.name == "evil.txt" for p in tmp_path.rglob("*")) and _tree(out) == {}
 
 
+def test_a_member_name_that_is_not_utf8_is_refused_by_name(tmp_path):
+    """tarfile keeps such bytes as surrogate escapes: refused as the archive's, not as a staging file's failure."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT, errors="surrogateescape") as tar:
+        for name, data in [*BENCH.items(), ("baselines/\udcff\udcfe.jsonl", b"{}\n")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive = tmp_path / "names.tar"
+    archive.write_bytes(buf.getvalue())
+    with pytest.raises(FetchError, match="is not valid UTF-8"):
+        fetch_release(str(archive), tmp_path / "data")
+    assert _tree(tmp_path / "data") == {}
+
+
 def test_symlink_hardlink_and_device_members_are_never_written(tmp_path):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:

@@ -210,6 +210,8 @@ def test_build_benchmark_takes_a_year_of_eighteen_digits(tmp_path, capsys):
     (lambda text: text.replace("[tolerance.count]\nokish_rel = 0.01", '[tolerance.count]\nokish_rel = "x"', 1),
      "tolerance count.okish_rel = 'x' (expected a finite number >= 0)"),
     (lambda text: "", "no [[claim]] tables"),
+    (lambda text: text.replace('params = { split = "train" }', 'params = { split = "nosplit" }', 1),
+     "params split = 'nosplit' (expected one of"),
 ])
 def test_a_paper_numbers_file_of_another_shape_is_a_user_error(tmp_path, capsys, edit, expected):
     from tempbench_core.layout import shipped_configs_dir
