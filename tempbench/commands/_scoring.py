@@ -13,6 +13,7 @@ from tempbench.commands._numbers import RESAMPLES_RANGE, SEED_RANGE, check_numbe
 from tempbench.data import add_data_arguments, data_from_args
 from tempbench_core.console import info
 from tempbench_core.errors import ConfigError, MissingDataError
+from tempbench_core.jsonl import require_file
 from tempbench_core.runchecks import check_run_count, check_run_inputs, check_run_split
 from tempbench_core.schema import SPLIT_CHOICES, select_split
 
@@ -62,6 +63,8 @@ def check_runs(args: argparse.Namespace, *run_paths: str, names: tuple[str, ...]
     (``names``, by sha256) than ``args`` gives; then :func:`check_run_contents`
     (the number of records, the split).
     """
+    for path in run_paths:
+        require_file(path, "run file")  # a missing run is said so, not as a missing .meta.json
     data = data_from_args(args)
     force = getattr(args, "force", False)
     for path in run_paths:

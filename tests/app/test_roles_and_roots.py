@@ -237,3 +237,11 @@ def test_build_benchmark_refuses_a_target_that_leaves_a_split_empty(tmp_path, sm
     err = capsys.readouterr().err
     assert "none of split" in err and "'test'" in err and "try --target-n" in err, err
     assert not (out / "benchmark").exists()
+
+
+@pytest.mark.parametrize("command", [["show", "q1", "--run"], ["explain"], ["score"], ["diff"]])
+def test_a_missing_run_is_said_missing(data, tmp_path, capsys, command):
+    missing = str(tmp_path / "missing.jsonl")
+    argv = [*command, missing] + ([missing] if command == ["diff"] else []) + ["--data", str(data)]
+    assert main(argv) == 2
+    assert "run file not found" in capsys.readouterr().err
