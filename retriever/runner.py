@@ -214,10 +214,12 @@ def run_to_file(
     parts = out.with_name(out.name + ".parts")
     t0 = time.perf_counter()
     inputs = input_fingerprints(data)  # read before: a failure in the block is one of writing
+    check_parts_folder(out, parts)  # before the block, which removes the folder on a failure
     with _whole_or_nothing(out, parts) as replaced:
         if parts.exists() and not opts.resume:
             shutil.rmtree(parts)
         parts.mkdir(parents=True, exist_ok=True)
+        (parts / PARTS_MARK).touch()
         ctx = _RunContext(Retriever(index, config), questions, parts,
                           run_fingerprint(config, inputs, split, opts.shard_size),
                           Shard.bounds(len(questions), opts.shard_size))
@@ -245,6 +247,24 @@ def run_to_file(
                          provenance=opts.provenance)
         meta = run_meta(config, data, index, split, out, stats, setup)
     return meta
+
+
+#: The file that marks ``<out>.parts/`` as the shard folder tempbench made (the only one it removes or resumes).
+PARTS_MARK = ".tempbench-parts"
+
+
+def check_parts_folder(out: Path, parts: Path) -> None:
+    """Refuse a ``parts`` folder that tempbench did not make: it is removed (or resumed) by the run of ``out``.
+
+    Ours holds :data:`PARTS_MARK`; an empty folder is taken too. A symbolic
+    link, a file, or a folder of other files is someone's and is left alone.
+    """
+    if parts.is_symlink() or (parts.exists() and not parts.is_dir()):
+        raise OutputError(out, f"its shard folder {parts} is a link or a file, not a folder tempbench made; move it "
+                               "away (tempbench would remove it)")
+    if parts.is_dir() and any(parts.iterdir()) and not (parts / PARTS_MARK).is_file():
+        raise OutputError(out, f"its shard folder {parts} holds files tempbench did not write (no {PARTS_MARK} in it); "
+                               "move it away (tempbench would remove it)")
 
 
 @contextlib.contextmanager
