@@ -158,6 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _stdout_to_devnull()
         return 0
+    except KeyboardInterrupt:  # before the command started (its import, the parser): _main says it from then on
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        print("tempbench: interrupted", file=sys.stderr)
+        return 130
 
 
 def _stdout_to_devnull() -> None:
