@@ -82,6 +82,9 @@ from tempbench_core.workers import OneAtATime, WorkerPool, can_fork, cpu_count
 #: drawn side by side once the runs are scored, the last thing the job waits for.
 DRAWERS = 2
 
+#: The name of the job's private folder of shard texts in ``out`` starts so (:func:`text_folder`).
+TEXTS_PREFIX = ".shard-texts-"
+
 #: Questions per shard of a run: the retriever's own default (the run files do not depend on it).
 SHARD_SIZE = RunOptions().shard_size
 
@@ -157,7 +160,24 @@ def reproduce(
         t_start = time.perf_counter()
         inputs = load_inputs(data, split, Path(out), n_boot, cache_dir, provenance)
         timings = {"load": time.perf_counter() - t_start}
+        forget_report(inputs.out)
         return _reproduce(inputs, workers, description or {}, _Pools.start(inputs, workers, drawer, stack), timings)
+
+
+#: The files that present a whole reproduction; written last, so that a folder without them is an unfinished job.
+REPORT_FILES = ("report.md", "report.html")
+
+
+def forget_report(out: Path) -> None:
+    """Remove the report of an earlier job in ``out`` before this one writes anything.
+
+    Interrupted, this job leaves some runs and scores of its own beside the
+    earlier job's others: without a report the folder says it is unfinished,
+    instead of presenting two jobs' files as one.
+    """
+    for name in REPORT_FILES:
+        with suppress(FileNotFoundError):
+            (out / name).unlink()
 
 
 def _drawing_starts() -> None:
@@ -338,7 +358,10 @@ def text_folder(out: Path) -> Iterator[Path]:
     made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix=".shard-texts-", dir=out))
+        for stale in out.glob(f"{TEXTS_PREFIX}*"):  # left by a job killed outright (SIGTERM, SIGKILL): no finally ran
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+        folder = Path(tempfile.mkdtemp(prefix=TEXTS_PREFIX, dir=out))
     except OSError as exc:
         raise OutputError(out, exc.strerror or str(exc)) from None
     try:

@@ -245,3 +245,50 @@ def test_a_missing_run_is_said_missing(data, tmp_path, capsys, command):
     argv = [*command, missing] + ([missing] if command == ["diff"] else []) + ["--data", str(data)]
     assert main(argv) == 2
     assert "run file not found" in capsys.readouterr().err
+
+
+def test_run_never_removes_a_parts_folder_it_did_not_make(data, tmp_path, capsys):
+    """``R.jsonl.parts`` is the run's shard folder only when tempbench made it (its mark); else it is someone's."""
+    out = tmp_path / "notes.jsonl"
+    theirs = tmp_path / "notes.jsonl.parts"
+    theirs.mkdir()
+    (theirs / "thesis.txt").write_text("precious\n", encoding="utf-8")
+    for extra in ([], ["--resume"]):
+        assert main(["run", "--config", "oracle", "--data", str(data), "--out", str(out), *extra]) == 2
+        assert "holds files tempbench did not write" in capsys.readouterr().err
+        assert (theirs / "thesis.txt").read_text(encoding="utf-8") == "precious\n" and not out.exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, tmp_path / "x.jsonl.parts")
+    assert main(["run", "--config", "oracle", "--data", str(data), "--out", str(tmp_path / "x.jsonl"), "--resume"]) == 2
+    assert "is a link or a file" in capsys.readouterr().err and not any(elsewhere.iterdir())
+    # a folder tempbench made (an interrupted run's) is resumed or replaced as before
+    assert main(["run", "--config", "oracle", "--data", str(data), "--out", str(tmp_path / "ok.jsonl")]) == 0
+    assert not (tmp_path / "ok.jsonl.parts").exists()
+
+
+def test_an_interrupt_before_the_command_starts_is_exit_130_without_a_traceback(monkeypatch, capsys):
+    import tempbench.cli as cli
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["run", "--config", "oracle"]) == 130
+    assert capsys.readouterr().err == "tempbench: interrupted\n"
+
+
+def test_reproduce_clears_what_a_killed_job_left_and_the_report_of_before(data, tmp_path, capsys, monkeypatch):
+    import tempbench.reproduce as job
+
+    out = tmp_path / "out"
+    assert main(["reproduce", "--data", str(data), "--out", str(out), "--boot", "10", "--split", "all"]) == 0
+    stale = out / ".shard-texts-killed"
+    stale.mkdir()
+    (stale / "0.0.part").write_bytes(b"{}\n")
+    # a second job interrupted once it has loaded: the first job's report is gone, so the folder says unfinished
+    monkeypatch.setattr(job, "_reproduce", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert main(["reproduce", "--data", str(data), "--out", str(out), "--boot", "10", "--split", "all"]) == 130
+    assert not (out / "report.md").exists() and not (out / "report.html").exists()
+    assert not stale.exists()
+    capsys.readouterr()
