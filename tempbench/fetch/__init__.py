@@ -428,6 +428,8 @@ class _StagedRelease:
     plan: dict[str, str]
     #: The member names the pipeline does not read.
     left_out: list[str]
+    #: The members that are no regular file (links, devices): never written.
+    not_files: list[str]
     #: Data-root path -> the staged file.
     staged: dict[str, Path]
     #: Data-root path -> its extraction record (``bytes``, ``sha256``).
@@ -455,7 +457,8 @@ def _stage_release(out: Path, src: Source, session: Session, recorded: dict[str,
             rel = by_member[member]
             staged[rel] = session.scratch(PurePosixPath(rel).name)
             records[rel] = archive.extract(member, staged[rel], budget)
-    return _StagedRelease(plan, left_out, staged, records, archive_record)
+        not_files = list(archive.not_files)
+    return _StagedRelease(plan, left_out, not_files, staged, records, archive_record)
 
 
 def _release_notes(src: Source, revision: str | None, release: _StagedRelease, retired: list[str]) -> list[str]:
@@ -470,6 +473,9 @@ def _release_notes(src: Source, revision: str | None, release: _StagedRelease, r
     if release.left_out:
         notes.append(f"left out {len(release.left_out)} file(s) the pipeline does not read: "
                      f"{_first_names(release.left_out, 5)}")
+    if release.not_files:
+        notes.append(f"left out {len(release.not_files)} member(s) that are no regular file (links, devices): never "
+                     f"written: {_first_names(release.not_files, 5)}")
     return notes
 
 

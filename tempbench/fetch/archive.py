@@ -168,6 +168,8 @@ class Archive:
         self._zip: zipfile.ZipFile | None = None
         self._tar: tarfile.TarFile | None = None
         self.members: dict[str, Member] = {}
+        #: members that are no regular file (links, devices, FIFOs): never written, named in the fetch's notes
+        self.not_files: list[str] = []
         try:
             mode = os.stat(path).st_mode
         except FileNotFoundError:
@@ -229,7 +231,7 @@ class Archive:
             elif fmt in (0, stat.S_IFREG):  # 0: a zip from a tool that records no Unix mode
                 rows.append((info.filename, info.file_size, info.compress_size, info))
             else:
-                member_name(info.filename, self.shown)  # a symlink's name must still be safe
+                self.not_files.append(member_name(info.filename, self.shown))  # a symlink's name must still be safe
         self._index(rows)
 
     def _list_tar(self) -> None:
@@ -244,7 +246,7 @@ class Archive:
                 rows.append((info.name, -1, None, None))
                 continue
             if not info.isfile():
-                member_name(info.name, self.shown)
+                self.not_files.append(member_name(info.name, self.shown))
                 continue
             rows.append((info.name, info.size, None, info))
             declared += info.size

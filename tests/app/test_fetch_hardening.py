@@ -239,8 +239,10 @@ def test_symlink_hardlink_and_device_members_are_never_written(tmp_path):
     archive = tmp_path / "links.tgz"
     archive.write_bytes(buf.getvalue())
     out = tmp_path / "data"
-    fetch_release(str(archive), out)
+    result = fetch_release(str(archive), out)
     assert _tree(out) == BENCH and not (out / "baselines").exists()
+    said = [n for n in result.notes if "no regular file" in n]  # and said, not skipped silently
+    assert len(said) == 1 and "4 member(s)" in said[0] and "baselines/link" in said[0], result.notes
     # a zip member whose mode says "symlink" is not a file either
     zbuf = io.BytesIO()
     with zipfile.ZipFile(zbuf, "w") as zf:
