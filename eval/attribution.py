@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -159,6 +160,7 @@ def summarize(questions: Sequence[Mapping[str, Any]], stages: Mapping[Any, list[
     return out
 
 
+@functools.cache
 def role_settings() -> tuple[str, ...]:
     """The settings that tell the shipped configurations apart (anchor, hops, k, the temporal filter): the paper's
     ablations. Read from the shipped configurations, so a new one brings its own."""

@@ -92,18 +92,18 @@ def check_splits(stats: dict[str, Any], target_n: int) -> None:
     without test questions cannot be run on its default split.
     """
     built = stats.get("per_split", {})
-    empty = [name for name, size, _ in split_plan(target_n) if size and not built.get(name)]
+    plan = {name: size for name, size, _ in split_plan(target_n)}
+    empty = [name for name, size in plan.items() if size and not built.get(name)]
     if empty and stats.get("built"):
-        counts = ", ".join(f"{name} {built.get(name, 0):,}" for name, _, _ in split_plan(target_n))
+        counts = ", ".join(f"{name} {built.get(name, 0):,}" for name in plan)
         raise ConfigError(f"the KG filled {stats['built']:,} of the {target_n:,} questions asked, and none of split "
                           f"{', '.join(map(repr, empty))} ({counts}): the splits are filled in turn, so ask for fewer "
                           f"(try --target-n {max(1, stats['built'] // 2):,})")
-    plan = {name: size / target_n for name, size, _ in split_plan(target_n)}
     shares = {name: built.get(name, 0) / max(stats.get("built", 0), 1) for name in plan}
-    if any(shares[name] < plan[name] / 2 for name in plan):
+    if any(shares[name] < plan[name] / target_n / 2 for name in plan):
         info("warning: the KG ran out before the last splits were filled: their shares are "
              + ", ".join(f"{name} {shares[name]:.0%}" for name in plan) + " (planned "
-             + ", ".join(f"{plan[name]:.0%}" for name in plan)
+             + ", ".join(f"{plan[name] / target_n:.0%}" for name in plan)
              + f"); ask for fewer to keep them (try --target-n {max(1, stats['built'] // 2):,})")
 
 
